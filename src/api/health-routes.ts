@@ -1,0 +1,50 @@
+// Liveness, readiness and metrics. Readiness means "can serve": migrations applied and the
+// database answering now.
+import { sql } from 'kysely';
+import { Hono } from 'hono';
+import type { Kysely } from 'kysely';
+import type { HubMetrics } from '../metrics/hub-metrics.ts';
+import type { HubDatabase } from '../store/database-schema.ts';
+import { errorBody } from './api-error.ts';
+
+export interface HealthDeps {
+  readonly db: Kysely<HubDatabase>;
+  readonly metrics: HubMetrics;
+  /** False until migrations have run. */
+  readonly isMigrated: () => boolean;
+}
+
+const READY_QUERY_TIMEOUT_MS = 2_000;
+
+export function healthRoutes(deps: HealthDeps): Hono {
+  const app = new Hono();
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    if (!deps.isMigrated()) return c.json(errorBody('not_ready', 'database schema not migrated yet'), 503);
+    try {
+      await withTimeout(sql`SELECT 1`.execute(deps.db), READY_QUERY_TIMEOUT_MS);
+      return c.json({ status: 'ready' });
+    } catch (error) {
+      return c.json(errorBody('database_unavailable', `database unreachable: ${(error as Error).message}`), 503);
+    }
+  });
+  app.get('/metrics', async (c) => {
+    c.header('content-type', deps.metrics.registry.contentType);
+    return c.body(await deps.metrics.registry.metrics());
+  });
+  return app;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,38 @@
+// `kalypso-hub migrate`: apply pending migrations to the configured (or embedded) database.
+import type { HubConfig } from '../config/config.ts';
+import { createLogger } from '../log/logger.ts';
+import { connectDatabase } from '../store/connect.ts';
+import { EmbeddedPostgres } from '../store/embedded/embedded-postgres.ts';
+import { migrateToLatest } from '../store/migrate.ts';
+
+export async function runMigrate(config: HubConfig): Promise<number> {
+  const log = createLogger(config.logLevel);
+  const embedded =
+    config.databaseUrl === undefined
+      ? new EmbeddedPostgres(
+          { dataDir: config.dataDir, port: config.embeddedPgPort, password: config.embeddedPgPassword, database: 'kalypso' },
+          log,
+        )
+      : undefined;
+  try {
+    await embedded?.start();
+    const database = connectDatabase(
+      { url: config.databaseUrl ?? embedded!.url, poolSize: 1, connectTimeoutMs: 10_000, applicationName: 'kalypso-hub-migrate' },
+      log,
+    );
+    try {
+      const { applied, error } = await migrateToLatest(database.db);
+      for (const name of applied) log.info({ migration: name }, 'applied');
+      if (error !== undefined) {
+        log.error({ err: error }, 'migration failed');
+        return 1;
+      }
+      log.info({ applied: applied.length }, applied.length > 0 ? 'database migrated' : 'database schema already up to date');
+      return 0;
+    } finally {
+      await database.close();
+    }
+  } finally {
+    await embedded?.stop();
+  }
+}

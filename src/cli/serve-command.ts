@@ -1,0 +1,40 @@
+// `kalypso-hub serve`: run until SIGINT/SIGTERM, then shut down gracefully. A second signal
+// exits at once.
+import type { HubConfig } from '../config/config.ts';
+import { startHub } from '../hub.ts';
+import { createLogger } from '../log/logger.ts';
+
+export async function runServe(config: HubConfig): Promise<void> {
+  const log = createLogger(config.logLevel);
+  let hub;
+  try {
+    hub = await startHub(config, log);
+  } catch (error) {
+    log.fatal({ err: error }, 'hub failed to start');
+    process.exitCode = 1;
+    return;
+  }
+  log.info({ ports: hub.ports }, 'Kalypso Observability Hub running');
+  const running = hub;
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight work');
+    running.stop().then(
+      () => {
+        log.info('shutdown complete');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}

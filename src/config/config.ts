@@ -1,0 +1,58 @@
+// Flags + environment → one frozen, typed Config. A bad value stops start-up with a message
+// that names the setting and where it came from.
+import { parseArgs } from 'node:util';
+import { type Setting, SETTINGS, type SettingName } from './settings.ts';
+
+type SettingValue<S> = S extends { parse: (text: string) => infer R } ? Exclude<R, { readonly invalid: string }> : never;
+export type HubConfig = { readonly [K in SettingName]: SettingValue<(typeof SETTINGS)[K]> };
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Resolves every setting; `argv` are the flags after the command name. */
+export function resolveConfig(argv: readonly string[], env: NodeJS.ProcessEnv): HubConfig {
+  let flags: Record<string, string | boolean | undefined>;
+  try {
+    flags = parseArgs({
+      args: [...argv],
+      options: Object.fromEntries(Object.values(SETTINGS).map((setting) => [setting.flag, { type: 'string' as const }])),
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+
+  const config: Record<string, unknown> = {};
+  for (const [name, setting] of Object.entries(SETTINGS) as [SettingName, Setting<unknown>][]) {
+    const flagValue = flags[setting.flag];
+    const envName = setting.env.find((variable) => env[variable] !== undefined && env[variable] !== '');
+    const [source, raw] =
+      typeof flagValue === 'string'
+        ? [`--${setting.flag}`, flagValue]
+        : envName !== undefined
+          ? [envName, env[envName]!]
+          : [undefined, undefined];
+    if (raw === undefined) {
+      config[name] = setting.default;
+      continue;
+    }
+    const parsed = setting.parse(raw);
+    if (typeof parsed === 'object' && parsed !== null && 'invalid' in parsed) {
+      const shown = setting.secret === true ? '(hidden)' : JSON.stringify(raw);
+      throw new ConfigError(`invalid ${source}: ${String(parsed.invalid)} (got ${shown})`);
+    }
+    config[name] = parsed;
+  }
+  return Object.freeze(config) as HubConfig;
+}
+
+/** The settings as a Markdown table (README) or plain text (help). */
+export function describeSettings(): string {
+  const rows = Object.values(SETTINGS).map((setting: Setting<unknown>) => {
+    const shown = setting.shownDefault ?? String(setting.default);
+    return `| \`--${setting.flag}\` | ${setting.env.map((name) => `\`${name}\``).join(', ')} | \`${shown}\` | ${setting.description} |`;
+  });
+  return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}

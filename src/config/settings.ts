@@ -1,0 +1,162 @@
+// Every setting of the hub in one table: its flag, environment variables, default, and how its
+// text is checked. Precedence, everywhere: command-line flag > KALYPSO_* variable > generic
+// variable (DATABASE_URL) > default.
+import { LOG_LEVELS } from '../log/logger.ts';
+import { formatDuration, parseDuration, parseSize } from './units.ts';
+
+export interface Setting<T> {
+  readonly flag: string;
+  readonly env: readonly string[];
+  readonly default: T;
+  /** Shown in help and in the README's configuration table. */
+  readonly description: string;
+  readonly parse: (text: string) => T | { readonly invalid: string };
+  /** The default as users would write it. */
+  readonly shownDefault?: string;
+  /** Secret values are never printed. */
+  readonly secret?: boolean;
+}
+
+const port = (text: string): number | { invalid: string } => {
+  const value = Number(text);
+  return /^\d+$/.test(text.trim()) && value <= 65_535 ? value : { invalid: 'must be a port number from 0 to 65535' };
+};
+const positiveInteger = (text: string): number | { invalid: string } =>
+  /^\d+$/.test(text.trim()) && Number(text) > 0 ? Number(text) : { invalid: 'must be a positive integer' };
+const duration = (text: string): number | { invalid: string } => {
+  const value = parseDuration(text);
+  return value !== undefined && value > 0 ? value : { invalid: 'must be a duration such as 30s, 15m or 1h' };
+};
+const size = (text: string): number | { invalid: string } => {
+  const value = parseSize(text);
+  return value !== undefined && value > 0 ? value : { invalid: 'must be a size such as 64MiB or 1048576' };
+};
+const text = (value: string): string | { invalid: string } => (value.trim() === '' ? { invalid: 'must not be empty' } : value.trim());
+const optionalText = (value: string): string | undefined => (value.trim() === '' ? undefined : value.trim());
+const postgresUrl = (value: string): string | undefined | { invalid: string } => {
+  if (value.trim() === '') return undefined;
+  try {
+    const url = new URL(value.trim());
+    return url.protocol === 'postgres:' || url.protocol === 'postgresql:'
+      ? value.trim()
+      : { invalid: 'must be a postgres:// or postgresql:// URL' };
+  } catch {
+    return { invalid: 'must be a postgres:// URL' };
+  }
+};
+const oneOf =
+  <T extends string>(values: readonly T[]) =>
+  (value: string): T | { invalid: string } =>
+    values.includes(value.trim().toLowerCase() as T)
+      ? (value.trim().toLowerCase() as T)
+      : { invalid: `must be one of ${values.join(', ')}` };
+
+export const SETTINGS = {
+  databaseUrl: {
+    flag: 'database-url',
+    env: ['KALYPSO_DATABASE_URL', 'DATABASE_URL'],
+    default: undefined,
+    description: 'PostgreSQL (14+) to use. Unset: start the embedded PostgreSQL.',
+    parse: postgresUrl,
+    shownDefault: '(embedded)',
+    secret: true,
+  } satisfies Setting<string | undefined>,
+  dataDir: {
+    flag: 'data-dir',
+    env: ['KALYPSO_DATA_DIR'],
+    default: './.kalypso-hub',
+    description: 'Where the embedded PostgreSQL keeps its data (survives restarts).',
+    parse: text,
+  } satisfies Setting<string>,
+  embeddedPgPort: {
+    flag: 'embedded-pg-port',
+    env: ['KALYPSO_EMBEDDED_PG_PORT'],
+    default: 5433,
+    description: 'Port of the embedded PostgreSQL, on 127.0.0.1.',
+    parse: port,
+  } satisfies Setting<number>,
+  embeddedPgPassword: {
+    flag: 'embedded-pg-password',
+    env: ['KALYPSO_EMBEDDED_PG_PASSWORD'],
+    default: 'kalypso',
+    description: 'Password of the `postgres` user of the embedded PostgreSQL (set when its data is first created).',
+    parse: text,
+  } satisfies Setting<string>,
+  listenHost: {
+    flag: 'listen-host',
+    env: ['KALYPSO_LISTEN_HOST'],
+    default: '0.0.0.0',
+    description: 'Address the API and the OTLP receivers listen on.',
+    parse: text,
+  } satisfies Setting<string>,
+  httpPort: {
+    flag: 'http-port',
+    env: ['KALYPSO_HTTP_PORT'],
+    default: 8080,
+    description: 'HTTP API, web UI, health and metrics.',
+    parse: port,
+  } satisfies Setting<number>,
+  otlpGrpcPort: {
+    flag: 'otlp-grpc-port',
+    env: ['KALYPSO_OTLP_GRPC_PORT'],
+    default: 4317,
+    description: 'OTLP/gRPC logs receiver.',
+    parse: port,
+  } satisfies Setting<number>,
+  otlpHttpPort: {
+    flag: 'otlp-http-port',
+    env: ['KALYPSO_OTLP_HTTP_PORT'],
+    default: 4318,
+    description: 'OTLP/HTTP logs receiver (`POST /v1/logs`).',
+    parse: port,
+  } satisfies Setting<number>,
+  ingestToken: {
+    flag: 'ingest-token',
+    env: ['KALYPSO_INGEST_TOKEN'],
+    default: undefined,
+    description: 'When set, OTLP exports must carry `authorization: Bearer <token>`.',
+    parse: optionalText,
+    shownDefault: '(none)',
+    secret: true,
+  } satisfies Setting<string | undefined>,
+  maxRequestSize: {
+    flag: 'max-request-size',
+    env: ['KALYPSO_MAX_REQUEST_SIZE'],
+    default: 64 * 1_048_576,
+    description: 'Largest OTLP request accepted, after decompression.',
+    parse: size,
+    shownDefault: '64MiB',
+  } satisfies Setting<number>,
+  staleAfter: {
+    flag: 'stale-after',
+    env: ['KALYPSO_STALE_AFTER'],
+    default: 15 * 60_000,
+    description: 'A reconciler whose last report is older than this is stale (never counted as success).',
+    parse: duration,
+    shownDefault: formatDuration(15 * 60_000),
+  } satisfies Setting<number>,
+  dbPoolSize: {
+    flag: 'db-pool-size',
+    env: ['KALYPSO_DB_POOL_SIZE'],
+    default: 10,
+    description: 'Database connections of this hub process.',
+    parse: positiveInteger,
+  } satisfies Setting<number>,
+  shutdownTimeout: {
+    flag: 'shutdown-timeout',
+    env: ['KALYPSO_SHUTDOWN_TIMEOUT'],
+    default: 25_000,
+    description: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish.',
+    parse: duration,
+    shownDefault: '25s',
+  } satisfies Setting<number>,
+  logLevel: {
+    flag: 'log-level',
+    env: ['KALYPSO_LOG_LEVEL'],
+    default: 'info',
+    description: `Log level: ${LOG_LEVELS.join(', ')}.`,
+    parse: oneOf(LOG_LEVELS),
+  } satisfies Setting<(typeof LOG_LEVELS)[number]>,
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;

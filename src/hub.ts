@@ -1,0 +1,121 @@
+// Wires the hub together — the only module that knows every part:
+// sources (OTLP) → normalizer → store (PostgreSQL) ← API.
+import type { HubConfig } from './config/config.ts';
+import { createApiApp } from './api/app.ts';
+import { type HttpListener, listenHttp } from './http/listen.ts';
+import type { Logger } from './log/logger.ts';
+import { createHubMetrics, registerPoolMetrics } from './metrics/hub-metrics.ts';
+import { OtlpSource } from './sources/otlp/otlp-source.ts';
+import type { Source } from './sources/source.ts';
+import { connectDatabase, type Database } from './store/connect.ts';
+import { EmbeddedPostgres } from './store/embedded/embedded-postgres.ts';
+import { migrateToLatest } from './store/migrate.ts';
+import { RecordWriter } from './store/record-writer.ts';
+import { isDatabaseUnavailable } from './store/store-errors.ts';
+
+export interface RunningHub {
+  readonly ports: { readonly http: number; readonly otlpGrpc: number; readonly otlpHttp: number };
+  readonly databaseUrl: string;
+  /** Set when the hub started its own embedded PostgreSQL. */
+  readonly embeddedPostgres: EmbeddedPostgres | undefined;
+  readonly database: Database;
+  /** Graceful stop: sources drain, the API closes, then the database (and embedded server) stop. */
+  stop(): Promise<void>;
+}
+
+export interface HubOverrides {
+  /** Include Node process metrics (off in tests that start several hubs). */
+  readonly processMetrics?: boolean;
+}
+
+export async function startHub(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {
+  const cleanup: (() => Promise<void>)[] = [];
+  const abort = new AbortController();
+  const stopAll = async (): Promise<void> => {
+    abort.abort();
+    for (const step of cleanup.reverse().splice(0)) {
+      await step().catch((error: unknown) => log.error({ err: error }, 'error during shutdown'));
+    }
+  };
+  try {
+    let embedded: EmbeddedPostgres | undefined;
+    let databaseUrl = config.databaseUrl;
+    if (databaseUrl === undefined) {
+      embedded = new EmbeddedPostgres(
+        { dataDir: config.dataDir, port: config.embeddedPgPort, password: config.embeddedPgPassword, database: 'kalypso' },
+        log,
+      );
+      await embedded.start();
+      const server = embedded;
+      cleanup.push(() => server.stop());
+      databaseUrl = embedded.url;
+      log.info({ psql: `psql ${embedded.url}` }, 'embedded PostgreSQL: connect with this connection string');
+    }
+
+    const database = connectDatabase(
+      { url: databaseUrl, poolSize: config.dbPoolSize, connectTimeoutMs: 5_000, applicationName: 'kalypso-hub' },
+      log,
+    );
+    cleanup.push(() => database.close());
+    const metrics = createHubMetrics({ processMetrics: overrides.processMetrics ?? true });
+    registerPoolMetrics(metrics, database.pool);
+
+    let migrated = false;
+    const api: HttpListener = await listenHttp(
+      createApiApp({ db: database.db, metrics, log, isMigrated: () => migrated }),
+      config.listenHost,
+      config.httpPort,
+    );
+    cleanup.push(() => api.close(config.shutdownTimeout));
+    log.info({ port: api.port }, 'HTTP API listening');
+
+    await migrateWithRetry(database, log, abort.signal);
+    migrated = true;
+
+    const writer = new RecordWriter(database.db, log, { retryAfterSeconds: 5 });
+    const otlp = new OtlpSource(
+      {
+        host: config.listenHost,
+        grpcPort: config.otlpGrpcPort,
+        httpPort: config.otlpHttpPort,
+        maxRequestBytes: config.maxRequestSize,
+        token: config.ingestToken,
+        maxConcurrentWrites: Math.max(1, config.dbPoolSize - 2),
+        maxQueuedWrites: 64,
+        shutdownDeadlineMs: config.shutdownTimeout,
+      },
+      metrics,
+      log,
+    );
+    const sources: Source[] = [otlp];
+    for (const source of sources) {
+      await source.start(writer, abort.signal);
+      cleanup.push(() => source.stop());
+    }
+
+    return {
+      ports: { http: api.port, otlpGrpc: otlp.ports.grpc, otlpHttp: otlp.ports.http },
+      databaseUrl,
+      embeddedPostgres: embedded,
+      database,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+/** Migrations wait for an unreachable database (it may still be starting) instead of failing. */
+async function migrateWithRetry(database: Database, log: Logger, signal: AbortSignal): Promise<void> {
+  for (let delay = 1_000; ; delay = Math.min(delay * 2, 30_000)) {
+    const { applied, error } = await migrateToLatest(database.db);
+    if (error === undefined) {
+      log.info({ applied }, applied.length > 0 ? 'database migrated' : 'database schema up to date');
+      return;
+    }
+    if (!isDatabaseUnavailable(error) || signal.aborted) throw error;
+    log.warn({ err: error.message, retryInMs: delay }, 'database unreachable; will retry migrations');
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}

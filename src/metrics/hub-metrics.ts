@@ -1,0 +1,64 @@
+// Prometheus metrics of one hub process, served at /metrics. One registry per hub (not the
+// global default), so several hubs in one test process do not mix their counters.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type pg from 'pg';
+
+export interface HubMetrics {
+  readonly registry: Registry;
+  /** Log records by kind and outcome (accepted, rejected, ignored). */
+  readonly ingestRecords: Counter<'transport' | 'outcome'>;
+  /** Export requests by transport and outcome (ok, partial, unavailable, invalid, unauthorized). */
+  readonly ingestRequests: Counter<'transport' | 'outcome'>;
+  /** Time from decoded request to committed transaction. */
+  readonly writeSeconds: Histogram<'source'>;
+  readonly inFlightWrites: Gauge;
+}
+
+export function createHubMetrics(options: { processMetrics: boolean }): HubMetrics {
+  const registry = new Registry();
+  if (options.processMetrics) collectDefaultMetrics({ register: registry, prefix: 'kalypso_' });
+  return {
+    registry,
+    ingestRecords: new Counter({
+      name: 'kalypso_ingest_records_total',
+      help: 'OTLP log records received, by outcome: accepted (stored), rejected (invalid), ignored (not a Kalypso record).',
+      labelNames: ['transport', 'outcome'],
+      registers: [registry],
+    }),
+    ingestRequests: new Counter({
+      name: 'kalypso_ingest_requests_total',
+      help: 'OTLP export requests, by transport and outcome.',
+      labelNames: ['transport', 'outcome'],
+      registers: [registry],
+    }),
+    writeSeconds: new Histogram({
+      name: 'kalypso_store_write_seconds',
+      help: 'Time to commit one batch of normalized records.',
+      labelNames: ['source'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    inFlightWrites: new Gauge({
+      name: 'kalypso_store_writes_in_flight',
+      help: 'Batches being written or waiting for a database connection.',
+      registers: [registry],
+    }),
+  };
+}
+
+/** Pool gauges read at scrape time. */
+export function registerPoolMetrics(metrics: HubMetrics, pool: pg.Pool): void {
+  const gauge = (name: string, help: string, read: () => number): void => {
+    new Gauge({
+      name,
+      help,
+      registers: [metrics.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  };
+  gauge('kalypso_db_pool_connections', 'Open database connections.', () => pool.totalCount);
+  gauge('kalypso_db_pool_idle_connections', 'Idle database connections.', () => pool.idleCount);
+  gauge('kalypso_db_pool_waiting_requests', 'Queries waiting for a database connection.', () => pool.waitingCount);
+}

@@ -1,0 +1,18 @@
+// GitOps commit ids arrive in several spellings: Flux v2 reports `main@sha1:<hex>`, older Flux
+// and Arc report `main/<hex>`, OCI sources `latest@sha256:<hex>`, CD pipelines a bare hex.
+// Desired and real state are correlated by commit, so all of them must compare equal.
+
+const DIGEST = /^(?:.+@)?(?:sha1|sha256):([0-9a-f]{7,64})$/i;
+const BRANCH_SLASH_HEX = /^.+\/([0-9a-f]{40}|[0-9a-f]{64})$/i;
+const BARE_HEX = /^[0-9a-f]{7,64}$/i;
+
+/**
+ * The canonical form of a commit id: lower-case hex when the input carries a hash in any of
+ * the known spellings; otherwise the trimmed input (a tag or another opaque revision).
+ */
+export function canonicalCommitId(raw: string): string {
+  const value = raw.trim();
+  const digest = DIGEST.exec(value) ?? BRANCH_SLASH_HEX.exec(value);
+  if (digest?.[1] !== undefined) return digest[1].toLowerCase();
+  return BARE_HEX.test(value) ? value.toLowerCase() : value;
+}

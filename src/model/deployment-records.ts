@@ -1,0 +1,57 @@
+// The normalized records every source produces and the store consumes. Sources differ in wire
+// format (OTLP log records, Kubernetes resources, Azure Resource Graph rows); once normalized,
+// desired and real state look the same whichever way they arrived.
+
+export const DEPLOYMENT_STATUSES = ['success', 'failure', 'in_progress'] as const;
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+
+export const RECONCILER_TYPES = ['flux', 'argocd', 'arc', 'wo', 'custom'] as const;
+export type ReconcilerType = (typeof RECONCILER_TYPES)[number];
+
+export const DEFAULT_HOST_TYPE = 'k8s-cluster';
+export const DEFAULT_STORAGE_TYPE = 'git';
+
+/** Where a reconciler pulls manifests from, in normal form (see manifests-endpoint.ts). */
+export interface ManifestsRef {
+  readonly storageType: string;
+  readonly endpoint: string;
+}
+
+/** Real state: what one reconciler on one host applied, observed at a point in time. */
+export interface RealStateRecord {
+  readonly kind: 'real-state';
+  /** `type` is undefined when the report did not state it: an existing host keeps its type. */
+  readonly host: { readonly name: string; readonly type: string | undefined };
+  readonly reconciler: { readonly name: string; readonly type: ReconcilerType };
+  readonly manifests: ManifestsRef;
+  /** Canonical GitOps commit id (see commit-id.ts). */
+  readonly commitId: string;
+  readonly status: DeploymentStatus;
+  readonly statusMessage: string;
+  /** When the state was observed on the host (never later than when the hub received it). */
+  readonly observedAt: Date;
+}
+
+/** Desired state: a CD pipeline assigned a workload version to a deployment target under a GitOps commit. */
+export interface DesiredStateRecord {
+  readonly kind: 'desired-state';
+  readonly workspace: string;
+  readonly application: string;
+  readonly workload: {
+    readonly name: string;
+    readonly source: { readonly repo: string; readonly branch: string; readonly path: string } | undefined;
+  };
+  readonly environment: string;
+  readonly deploymentTarget: { readonly name: string; readonly manifests: ManifestsRef };
+  readonly workloadVersion: {
+    readonly version: string;
+    readonly build: string;
+    readonly commit: string | undefined;
+    readonly buildTime: Date | undefined;
+  };
+  /** Canonical GitOps commit id of the manifests that carry this version. */
+  readonly commitId: string;
+  readonly assignedAt: Date;
+}
+
+export type NormalizedRecord = RealStateRecord | DesiredStateRecord;

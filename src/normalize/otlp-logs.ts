@@ -1,0 +1,99 @@
+// One OTLP logs export request → normalized records, the records it rejects (with the field
+// that was wrong) and a count of ordinary logs it ignores. Pure: no I/O, no clock.
+import type { NormalizedRecord } from '../model/deployment-records.ts';
+import type { KeyValues, LogRecordWire, LogsRequestWire } from '../sources/otlp/otlp-wire.ts';
+import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
+import { type AttributeLookup, normalizeStateReport } from './deployment-state-report.ts';
+import type { Normalized } from './normalize-result.ts';
+
+export const RECORD_KINDS = {
+  state: 'kalypso.deployment.state',
+  descriptor: 'kalypso.deployment.descriptor',
+} as const;
+
+export interface Rejection {
+  /** Position of the record in the request, e.g. `resource_logs[0].scope_logs[1].log_records[7]`. */
+  readonly position: string;
+  readonly reason: string;
+}
+
+export interface NormalizedLogs {
+  readonly records: NormalizedRecord[];
+  readonly rejected: Rejection[];
+  /** Records of other kinds (ordinary logs): not ours, never an error. */
+  readonly ignored: number;
+}
+
+export function normalizeLogsRequest(request: LogsRequestWire, receivedAt: Date): NormalizedLogs {
+  const records: NormalizedRecord[] = [];
+  const rejections: Rejection[] = [];
+  let ignored = 0;
+  request.resourceLogs.forEach((resourceLogs, r) => {
+    resourceLogs.scopeLogs.forEach((scopeLogs, s) => {
+      scopeLogs.logRecords.forEach((record, l) => {
+        const outcome = normalizeLogRecord(resourceLogs.resourceAttributes, record, receivedAt);
+        if (outcome === undefined) ignored += 1;
+        else if (outcome.ok) records.push(outcome.record);
+        else {
+          rejections.push({
+            position: `resource_logs[${r}].scope_logs[${s}].log_records[${l}]`,
+            reason: outcome.reason,
+          });
+        }
+      });
+    });
+  });
+  return { records, rejected: rejections, ignored };
+}
+
+/** undefined for records that are not ours. */
+export function normalizeLogRecord(
+  resource: KeyValues,
+  record: LogRecordWire,
+  receivedAt: Date,
+): Normalized | undefined {
+  const attribute: AttributeLookup = (key) => record.attributes[key] ?? resource[key];
+  const kind = record.eventName !== '' ? record.eventName : record.attributes['event.name'];
+  const observedAt = recordTime(record, receivedAt);
+  switch (kind) {
+    case RECORD_KINDS.state: {
+      const outcome = normalizeStateReport(attribute, record.body, observedAt);
+      return outcome.ok ? outcome : { ok: false, reason: `${RECORD_KINDS.state}: ${outcome.reason}` };
+    }
+    case RECORD_KINDS.descriptor: {
+      const outcome = normalizeDescriptorSpec(descriptorBody(record.body), {
+        prefix: 'body',
+        commitId: stringAttribute(attribute, 'vcs.ref.head.revision') ?? stringAttribute(attribute, 'kalypso.gitops.commit_id'),
+        commitField: 'vcs.ref.head.revision',
+        assignedAt: observedAt,
+      });
+      return outcome.ok ? outcome : { ok: false, reason: `${RECORD_KINDS.descriptor}: ${outcome.reason}` };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** `time_unix_nano`, else `observed_time_unix_nano`, else the time the hub received the record. */
+function recordTime(record: LogRecordWire, receivedAt: Date): Date {
+  const nanos = record.timeUnixNano !== 0n ? record.timeUnixNano : record.observedTimeUnixNano;
+  if (nanos === 0n) return receivedAt;
+  const millis = nanos / 1_000_000n;
+  // Beyond the range of a Date (or of Postgres' timestamptz) the time is garbage: use receipt.
+  return millis > 8_640_000_000_000_000n ? receivedAt : new Date(Number(millis));
+}
+
+/** A descriptor body is a map, or a JSON string holding the same map. */
+function descriptorBody(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return body;
+  }
+}
+
+function stringAttribute(attribute: AttributeLookup, key: string): string | undefined {
+  const value = attribute(key);
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}

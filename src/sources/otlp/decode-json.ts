@@ -1,0 +1,123 @@
+// OTLP/JSON text → wire model. The specification's JSON uses lowerCamelCase keys, 64-bit
+// integers as decimal strings and bytes as base64; like the collector, the hub also accepts
+// snake_case keys and plain numbers.
+import { MAX_VALUE_DEPTH } from './decode-protobuf.ts';
+import {
+  type AnyValue,
+  type KeyValues,
+  type LogRecordWire,
+  type LogsRequestWire,
+  emptyKeyValues,
+  OtlpDecodeError,
+} from './otlp-wire.ts';
+
+type JsonObject = { readonly [key: string]: unknown };
+
+export function decodeLogsJson(text: string): LogsRequestWire {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new OtlpDecodeError(`invalid OTLP JSON payload: ${(error as Error).message}`);
+  }
+  const request = object(parsed, 'request');
+  return {
+    resourceLogs: array(field(request, 'resourceLogs'), 'resourceLogs').map((item, r) => {
+      const resourceLogs = object(item, `resourceLogs[${r}]`);
+      const resource = field(resourceLogs, 'resource');
+      return {
+        resourceAttributes:
+          resource === undefined ? emptyKeyValues() : keyValues(field(object(resource, 'resource'), 'attributes'), 0),
+        scopeLogs: array(field(resourceLogs, 'scopeLogs'), `resourceLogs[${r}].scopeLogs`).map((scope, s) => ({
+          logRecords: array(
+            field(object(scope, `resourceLogs[${r}].scopeLogs[${s}]`), 'logRecords'),
+            `resourceLogs[${r}].scopeLogs[${s}].logRecords`,
+          ).map((record, l) => logRecord(object(record, `resourceLogs[${r}].scopeLogs[${s}].logRecords[${l}]`))),
+        })),
+      };
+    }),
+  };
+}
+
+function logRecord(record: JsonObject): LogRecordWire {
+  const eventName = field(record, 'eventName');
+  return {
+    timeUnixNano: nanos(field(record, 'timeUnixNano'), 'timeUnixNano'),
+    observedTimeUnixNano: nanos(field(record, 'observedTimeUnixNano'), 'observedTimeUnixNano'),
+    eventName: typeof eventName === 'string' ? eventName : '',
+    attributes: keyValues(field(record, 'attributes'), 0),
+    body: anyValue(field(record, 'body'), 0),
+  };
+}
+
+/** Reads `camelName`, falling back to its snake_case spelling. */
+function field(source: JsonObject, camelName: string): unknown {
+  if (Object.hasOwn(source, camelName)) return source[camelName];
+  const snake = camelName.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+  return Object.hasOwn(source, snake) ? source[snake] : undefined;
+}
+
+function object(value: unknown, where: string): JsonObject {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new OtlpDecodeError(`${where} must be an object`);
+  }
+  return value as JsonObject;
+}
+
+function array(value: unknown, where: string): readonly unknown[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new OtlpDecodeError(`${where} must be an array`);
+  return value;
+}
+
+function nanos(value: unknown, where: string): bigint {
+  if (value === undefined || value === null || value === '') return 0n;
+  if ((typeof value === 'string' && /^\d{1,20}$/.test(value)) || (typeof value === 'number' && Number.isFinite(value))) {
+    const result = BigInt(typeof value === 'number' ? Math.trunc(value) : value);
+    if (result >= 0n && result < 1n << 64n) return result;
+  }
+  throw new OtlpDecodeError(`${where} must be an unsigned 64-bit integer, got ${JSON.stringify(value)}`);
+}
+
+function keyValues(list: unknown, depth: number): KeyValues {
+  const result = emptyKeyValues();
+  for (const entry of array(list, 'attributes')) {
+    const { key, value } = object(entry, 'attribute') as { key?: unknown; value?: unknown };
+    if (typeof key !== 'string') throw new OtlpDecodeError('attribute key must be a string');
+    result[key] = anyValue(value, depth + 1);
+  }
+  return result;
+}
+
+function anyValue(value: unknown, depth: number): AnyValue {
+  if (depth > MAX_VALUE_DEPTH) throw new OtlpDecodeError(`value nested deeper than ${MAX_VALUE_DEPTH} levels`);
+  if (value === undefined || value === null) return undefined;
+  const source = object(value, 'value');
+  const text = field(source, 'stringValue');
+  if (typeof text === 'string') return text;
+  if (text !== undefined) return JSON.stringify(text);
+  const bool = field(source, 'boolValue');
+  if (bool !== undefined) return bool === true || bool === 'true';
+  const int = field(source, 'intValue');
+  if (int !== undefined) return integer(int);
+  const double = field(source, 'doubleValue');
+  if (double !== undefined) return Number(double);
+  const list = field(source, 'arrayValue');
+  if (list !== undefined) {
+    return array(field(object(list, 'arrayValue'), 'values'), 'arrayValue.values').map((item) => anyValue(item, depth + 1));
+  }
+  const kvlist = field(source, 'kvlistValue');
+  if (kvlist !== undefined) return keyValues(field(object(kvlist, 'kvlistValue'), 'values'), depth);
+  const bytes = field(source, 'bytesValue');
+  if (typeof bytes === 'string') return new Uint8Array(Buffer.from(bytes, 'base64'));
+  return undefined;
+}
+
+function integer(value: unknown): number | bigint {
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  if (typeof value === 'string' && /^-?\d{1,20}$/.test(value)) {
+    const big = BigInt(value);
+    return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+  }
+  throw new OtlpDecodeError(`intValue must be an integer, got ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,124 @@
+// OTLP/gRPC logs receiver (`LogsService/Export`). The request arrives as raw bytes and goes to
+// the shared decoder; every outcome maps to a status a collector handles correctly — never
+// UNKNOWN or INTERNAL, which collectors treat as permanent and drop.
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from '../../log/logger.ts';
+import { bearerTokenMatches } from '../../security/bearer-token.ts';
+import { decodeLogsProtobuf } from './decode-protobuf.ts';
+import type { ExportOutcome, LogsExport } from './logs-export.ts';
+import { LOGS_EXPORT_PATH, otlpTypes } from './otlp-proto.ts';
+
+export interface GrpcReceiverOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly maxMessageBytes: number;
+  readonly token: string | undefined;
+}
+
+const passThrough = (bytes: Buffer): Buffer => bytes;
+
+const logsService: grpc.ServiceDefinition = {
+  Export: {
+    path: LOGS_EXPORT_PATH,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: passThrough,
+    requestDeserialize: passThrough,
+    responseSerialize: passThrough,
+    responseDeserialize: passThrough,
+    originalName: 'export',
+  },
+};
+
+export class GrpcReceiver {
+  readonly #server: grpc.Server;
+  readonly #options: GrpcReceiverOptions;
+  #port = 0;
+
+  constructor(logsExport: LogsExport, options: GrpcReceiverOptions, log: Logger) {
+    this.#options = options;
+    this.#server = new grpc.Server({
+      'grpc.max_receive_message_length': options.maxMessageBytes,
+      'grpc.max_send_message_length': 4 * 1024 * 1024,
+    });
+    const handler: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
+      if (options.token !== undefined) {
+        const header = call.metadata.get('authorization')[0];
+        if (!bearerTokenMatches(typeof header === 'string' ? header : undefined, options.token)) {
+          callback({ code: grpc.status.UNAUTHENTICATED, details: 'missing or wrong bearer token' });
+          return;
+        }
+      }
+      logsExport
+        .export('grpc', () => decodeLogsProtobuf(call.request))
+        .then((outcome) => answer(outcome, callback))
+        .catch((error: unknown) => {
+          log.error({ err: error }, 'OTLP/gRPC export failed');
+          answer({ kind: 'unavailable', retryAfterSeconds: 5, message: 'internal error; retry later' }, callback);
+        });
+    };
+    this.#server.addService(logsService, { Export: handler });
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  async listen(): Promise<void> {
+    this.#port = await new Promise<number>((resolve, reject) => {
+      this.#server.bindAsync(
+        `${this.#options.host}:${this.#options.port}`,
+        grpc.ServerCredentials.createInsecure(),
+        (error, port) => (error === null ? resolve(port) : reject(error)),
+      );
+    });
+  }
+
+  /** Stops accepting calls, lets in-flight exports finish, and cuts the rest at the deadline. */
+  async close(deadlineMs: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => {
+        this.#server.forceShutdown();
+        resolve();
+      }, deadlineMs);
+      force.unref();
+      this.#server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+  }
+}
+
+function answer(outcome: ExportOutcome, callback: grpc.sendUnaryData<Buffer>): void {
+  switch (outcome.kind) {
+    case 'ok': {
+      const response =
+        outcome.rejected > 0
+          ? { partialSuccess: { rejectedLogRecords: outcome.rejected, errorMessage: outcome.errorMessage } }
+          : {};
+      callback(null, Buffer.from(otlpTypes.ExportLogsServiceResponse.encode(response).finish()));
+      return;
+    }
+    case 'invalid':
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: outcome.message });
+      return;
+    case 'unavailable': {
+      const metadata = new grpc.Metadata();
+      metadata.set('grpc-status-details-bin', retryStatus(outcome.message, outcome.retryAfterSeconds));
+      callback({ code: grpc.status.UNAVAILABLE, details: outcome.message, metadata });
+      return;
+    }
+  }
+}
+
+/** A google.rpc.Status carrying RetryInfo: collectors wait `seconds` before retrying. */
+function retryStatus(message: string, seconds: number): Buffer {
+  const retryInfo = otlpTypes.RetryInfo.encode({ retryDelay: { seconds, nanos: 0 } }).finish();
+  const status = otlpTypes.Status.encode({
+    code: grpc.status.UNAVAILABLE,
+    message,
+    details: [{ typeUrl: 'type.googleapis.com/google.rpc.RetryInfo', value: retryInfo }],
+  }).finish();
+  return Buffer.from(status);
+}

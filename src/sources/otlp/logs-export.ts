@@ -1,0 +1,96 @@
+// One OTLP logs export, whatever the transport: decode → normalize → store → outcome. The gRPC
+// and HTTP receivers only translate the outcome into their protocol's answer.
+import type { Logger } from '../../log/logger.ts';
+import type { HubMetrics } from '../../metrics/hub-metrics.ts';
+import { normalizeLogsRequest, type Rejection } from '../../normalize/otlp-logs.ts';
+import { StoreUnavailableError } from '../../store/store-errors.ts';
+import type { RecordSink } from '../source.ts';
+import type { Admission } from './admission.ts';
+import { type LogsRequestWire, OtlpDecodeError } from './otlp-wire.ts';
+
+export type Transport = 'grpc' | 'http';
+
+export type ExportOutcome =
+  /** Stored; `rejected` > 0 makes it a partial success. */
+  | { readonly kind: 'ok'; readonly rejected: number; readonly errorMessage: string }
+  /** Nothing stored; the client should send the same request again later. */
+  | { readonly kind: 'unavailable'; readonly retryAfterSeconds: number; readonly message: string }
+  /** The payload cannot be decoded: retrying cannot help. */
+  | { readonly kind: 'invalid'; readonly message: string };
+
+/** How many rejections the partial-success message spells out. */
+const MAX_LISTED_REJECTIONS = 10;
+/** Seconds to wait when the hub is overloaded (as opposed to the database being down). */
+const OVERLOAD_RETRY_SECONDS = 1;
+
+export interface LogsExportDeps {
+  readonly sink: RecordSink;
+  readonly admission: Admission;
+  readonly metrics: HubMetrics;
+  readonly log: Logger;
+}
+
+export class LogsExport {
+  readonly #deps: LogsExportDeps;
+
+  constructor(deps: LogsExportDeps) {
+    this.#deps = deps;
+  }
+
+  async export(transport: Transport, decode: () => LogsRequestWire): Promise<ExportOutcome> {
+    const outcome = await this.#export(transport, decode);
+    const label = outcome.kind === 'ok' && outcome.rejected > 0 ? 'partial' : outcome.kind;
+    this.#deps.metrics.ingestRequests.inc({ transport, outcome: label });
+    return outcome;
+  }
+
+  async #export(transport: Transport, decode: () => LogsRequestWire): Promise<ExportOutcome> {
+    const { sink, admission, metrics, log } = this.#deps;
+    let request: LogsRequestWire;
+    try {
+      request = decode();
+    } catch (error) {
+      if (error instanceof OtlpDecodeError) return { kind: 'invalid', message: error.message };
+      throw error;
+    }
+    const normalized = normalizeLogsRequest(request, new Date());
+    metrics.ingestRecords.inc({ transport, outcome: 'rejected' }, normalized.rejected.length);
+    metrics.ingestRecords.inc({ transport, outcome: 'ignored' }, normalized.ignored);
+    const partial = {
+      kind: 'ok',
+      rejected: normalized.rejected.length,
+      errorMessage: describeRejections(normalized.rejected),
+    } as const;
+    if (normalized.rejected.length > 0) {
+      log.info({ transport, rejected: normalized.rejected.length, reason: partial.errorMessage }, 'rejected log records');
+    }
+    if (normalized.records.length === 0) return partial;
+
+    const stopTimer = metrics.writeSeconds.startTimer({ source: `otlp-${transport}` });
+    metrics.inFlightWrites.inc();
+    try {
+      const result = await admission.run(() => sink.write(normalized.records));
+      if (!result.admitted) {
+        return { kind: 'unavailable', retryAfterSeconds: OVERLOAD_RETRY_SECONDS, message: 'hub overloaded: too many exports in flight' };
+      }
+      metrics.ingestRecords.inc({ transport, outcome: 'accepted' }, normalized.records.length);
+      return partial;
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) {
+        log.warn({ transport, err: error.message }, 'export refused: store unavailable');
+        return { kind: 'unavailable', retryAfterSeconds: error.retryAfterSeconds, message: error.message };
+      }
+      throw error;
+    } finally {
+      metrics.inFlightWrites.dec();
+      stopTimer();
+    }
+  }
+}
+
+export function describeRejections(rejections: readonly Rejection[]): string {
+  if (rejections.length === 0) return '';
+  const listed = rejections.slice(0, MAX_LISTED_REJECTIONS).map((rejection) => `${rejection.position}: ${rejection.reason}`);
+  const more = rejections.length > MAX_LISTED_REJECTIONS ? `; … and ${rejections.length - MAX_LISTED_REJECTIONS} more` : '';
+  return `${rejections.length} log record(s) rejected: ${listed.join('; ')}${more}`;
+}

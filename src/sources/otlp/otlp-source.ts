@@ -1,0 +1,71 @@
+// The OTLP receiver as one Source: gRPC and HTTP listeners over one shared export pipeline.
+import type { Logger } from '../../log/logger.ts';
+import type { HubMetrics } from '../../metrics/hub-metrics.ts';
+import { type HttpListener, listenHttp } from '../../http/listen.ts';
+import type { RecordSink, Source } from '../source.ts';
+import { Admission } from './admission.ts';
+import { GrpcReceiver } from './grpc-receiver.ts';
+import { createOtlpHttpApp } from './http-receiver.ts';
+import { LogsExport } from './logs-export.ts';
+
+export interface OtlpSourceOptions {
+  readonly host: string;
+  readonly grpcPort: number;
+  readonly httpPort: number;
+  readonly maxRequestBytes: number;
+  readonly token: string | undefined;
+  /** Batches written at once, and batches allowed to wait for a turn before the hub says "overloaded". */
+  readonly maxConcurrentWrites: number;
+  readonly maxQueuedWrites: number;
+  readonly shutdownDeadlineMs: number;
+}
+
+export class OtlpSource implements Source {
+  readonly name = 'otlp';
+  readonly #options: OtlpSourceOptions;
+  readonly #metrics: HubMetrics;
+  readonly #log: Logger;
+  #grpc: GrpcReceiver | undefined;
+  #http: HttpListener | undefined;
+
+  constructor(options: OtlpSourceOptions, metrics: HubMetrics, log: Logger) {
+    this.#options = options;
+    this.#metrics = metrics;
+    this.#log = log.child({ source: 'otlp' });
+  }
+
+  get ports(): { grpc: number; http: number } {
+    return { grpc: this.#grpc?.port ?? 0, http: this.#http?.port ?? 0 };
+  }
+
+  async start(sink: RecordSink, signal: AbortSignal): Promise<void> {
+    const options = this.#options;
+    const logsExport = new LogsExport({
+      sink,
+      admission: new Admission(options.maxConcurrentWrites, options.maxQueuedWrites),
+      metrics: this.#metrics,
+      log: this.#log,
+    });
+    this.#grpc = new GrpcReceiver(
+      logsExport,
+      { host: options.host, port: options.grpcPort, maxMessageBytes: options.maxRequestBytes, token: options.token },
+      this.#log,
+    );
+    await this.#grpc.listen();
+    this.#http = await listenHttp(
+      createOtlpHttpApp(logsExport, { maxBodyBytes: options.maxRequestBytes, token: options.token }, this.#log),
+      options.host,
+      options.httpPort,
+    );
+    signal.addEventListener('abort', () => void this.stop(), { once: true });
+    this.#log.info({ grpcPort: this.#grpc.port, httpPort: this.#http.port }, 'OTLP receiver listening');
+  }
+
+  async stop(): Promise<void> {
+    const grpc = this.#grpc;
+    const http = this.#http;
+    this.#grpc = undefined;
+    this.#http = undefined;
+    await Promise.all([grpc?.close(this.#options.shutdownDeadlineMs), http?.close(this.#options.shutdownDeadlineMs)]);
+  }
+}

@@ -1,0 +1,47 @@
+// One pg pool per hub, wrapped by Kysely. The pool is configured to fail fast when Postgres is
+// unreachable, so receivers can answer "retry later" instead of holding requests open.
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Logger } from '../log/logger.ts';
+import type { HubDatabase } from './database-schema.ts';
+
+export interface DatabaseOptions {
+  readonly url: string;
+  readonly poolSize: number;
+  /** How long to wait for a connection before giving up (the database is then "unavailable"). */
+  readonly connectTimeoutMs: number;
+  readonly applicationName: string;
+}
+
+export interface Database {
+  readonly db: Kysely<HubDatabase>;
+  readonly pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+// int8 (ids, counts) as numbers: the hub's ids and counts stay far below 2^53.
+const INT8_OID = 20;
+const typeParsers = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
+    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+};
+
+export function connectDatabase(options: DatabaseOptions, log: Logger): Database {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize,
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    application_name: options.applicationName,
+    types: typeParsers,
+  });
+  // An idle client whose server went away emits 'error' on the pool; unhandled, it would crash
+  // the process. The next query gets a fresh connection (or a clear "unavailable").
+  pool.on('error', (error) => log.warn({ err: error }, 'database connection lost'));
+  const db = new Kysely<HubDatabase>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    pool,
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,130 @@
+// Kysely table types. The schema itself lives only in the numbered migrations under schema/.
+import type { ColumnType, Generated } from 'kysely';
+import type { DeploymentStatus } from '../model/deployment-records.ts';
+
+type Id = Generated<number>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface WorkspaceTable {
+  id: Id;
+  name: string;
+  created_at: CreatedAt;
+}
+
+export interface ApplicationTable {
+  id: Id;
+  workspace_id: number;
+  name: string;
+  created_at: CreatedAt;
+}
+
+export interface WorkloadTable {
+  id: Id;
+  application_id: number;
+  name: string;
+  source_repo: string | null;
+  source_branch: string | null;
+  source_path: string | null;
+  created_at: CreatedAt;
+}
+
+export interface EnvironmentTable {
+  id: Id;
+  name: string;
+  promotion_rank: number | null;
+  created_at: CreatedAt;
+}
+
+export interface ManifestsEndpointTable {
+  id: Id;
+  endpoint: string;
+  storage_type: Generated<string>;
+  created_at: CreatedAt;
+}
+
+export interface DeploymentTargetTable {
+  id: Id;
+  workload_id: number;
+  environment_id: number;
+  name: string;
+  manifests_endpoint_id: number;
+  current_assignment_id: number | null;
+  created_at: CreatedAt;
+  updated_at: DefaultedTimestamp;
+}
+
+export interface WorkloadVersionTable {
+  id: Id;
+  workload_id: number;
+  version: string;
+  build: Generated<string>;
+  build_commit: string | null;
+  build_time: Date | null;
+  created_at: CreatedAt;
+}
+
+export interface DeploymentAssignmentTable {
+  id: Id;
+  deployment_target_id: number;
+  workload_version_id: number;
+  gitops_commit_id: string;
+  assigned_at: Timestamp;
+  received_at: DefaultedTimestamp;
+}
+
+export interface HostTable {
+  id: Id;
+  name: string;
+  type: Generated<string>;
+  first_seen_at: DefaultedTimestamp;
+  last_seen_at: DefaultedTimestamp;
+}
+
+export interface ReconcilerTable {
+  id: Id;
+  host_id: number;
+  name: string;
+  type: string;
+  manifests_endpoint_id: number;
+  first_seen_at: DefaultedTimestamp;
+  removed_at: Date | null;
+}
+
+export interface DeploymentStateTable {
+  reconciler_id: number;
+  manifests_endpoint_id: number;
+  gitops_commit_id: string;
+  status: DeploymentStatus;
+  status_message: Generated<string>;
+  observed_at: Timestamp;
+  last_observed_at: Timestamp;
+  last_received_at: DefaultedTimestamp;
+}
+
+export interface DeploymentStateHistoryTable {
+  id: Id;
+  reconciler_id: number;
+  manifests_endpoint_id: number;
+  gitops_commit_id: string;
+  status: DeploymentStatus;
+  status_message: Generated<string>;
+  observed_at: Timestamp;
+  received_at: DefaultedTimestamp;
+}
+
+export interface HubDatabase {
+  workspace: WorkspaceTable;
+  application: ApplicationTable;
+  workload: WorkloadTable;
+  environment: EnvironmentTable;
+  manifests_endpoint: ManifestsEndpointTable;
+  deployment_target: DeploymentTargetTable;
+  workload_version: WorkloadVersionTable;
+  deployment_assignment: DeploymentAssignmentTable;
+  host: HostTable;
+  reconciler: ReconcilerTable;
+  deployment_state: DeploymentStateTable;
+  deployment_state_history: DeploymentStateHistoryTable;
+}

@@ -1,0 +1,153 @@
+// Ids of dimension rows (environments, endpoints, hosts, reconcilers, …), created on first sight.
+//
+// Each lookup inserts the missing rows with ON CONFLICT DO NOTHING and then reads the ids in a
+// second statement: under READ COMMITTED that second statement sees rows a concurrent writer
+// committed meanwhile, so two hubs creating the same host at once both get its one id. Rows are
+// inserted in key order so that concurrent inserts wait on each other in one order (no
+// deadlocks). Lookups run outside the caller's transaction: a dimension row is harmless even if
+// the batch that needed it fails, and an id is only cached once it is committed.
+import { type Kysely, sql } from 'kysely';
+import { BoundedCache } from './bounded-cache.ts';
+import type { HubDatabase } from './database-schema.ts';
+
+type ColumnType = 'text' | 'bigint';
+
+export interface DimensionSpec {
+  readonly table: string;
+  /** The columns of the table's unique key. */
+  readonly key: readonly { readonly name: string; readonly type: ColumnType }[];
+  /** Further columns set when a row is created (never updated here). */
+  readonly extra?: readonly { readonly name: string; readonly type: ColumnType | 'timestamptz' }[];
+}
+
+export type DimensionValue = string | number | Date | null;
+
+export const DIMENSIONS = {
+  workspace: { table: 'workspace', key: [{ name: 'name', type: 'text' }] },
+  application: {
+    table: 'application',
+    key: [
+      { name: 'workspace_id', type: 'bigint' },
+      { name: 'name', type: 'text' },
+    ],
+  },
+  workload: {
+    table: 'workload',
+    key: [
+      { name: 'application_id', type: 'bigint' },
+      { name: 'name', type: 'text' },
+    ],
+  },
+  environment: { table: 'environment', key: [{ name: 'name', type: 'text' }] },
+  manifestsEndpoint: {
+    table: 'manifests_endpoint',
+    key: [{ name: 'endpoint', type: 'text' }],
+    extra: [{ name: 'storage_type', type: 'text' }],
+  },
+  host: {
+    table: 'host',
+    key: [{ name: 'name', type: 'text' }],
+    extra: [
+      { name: 'type', type: 'text' },
+      { name: 'first_seen_at', type: 'timestamptz' },
+      { name: 'last_seen_at', type: 'timestamptz' },
+    ],
+  },
+  reconciler: {
+    table: 'reconciler',
+    key: [
+      { name: 'host_id', type: 'bigint' },
+      { name: 'name', type: 'text' },
+    ],
+    extra: [
+      { name: 'type', type: 'text' },
+      { name: 'manifests_endpoint_id', type: 'bigint' },
+    ],
+  },
+} as const satisfies Record<string, DimensionSpec>;
+
+export type DimensionName = keyof typeof DIMENSIONS;
+
+/** A row to find or create: its key values, then its extra values, in spec order. */
+export interface DimensionRow {
+  readonly key: readonly DimensionValue[];
+  readonly extra?: readonly DimensionValue[];
+}
+
+export class DimensionIds {
+  readonly #db: Kysely<HubDatabase>;
+  readonly #caches = new Map<DimensionName, BoundedCache<string, number>>();
+  readonly #capacity: number;
+
+  constructor(db: Kysely<HubDatabase>, capacityPerDimension = 100_000) {
+    this.#db = db;
+    this.#capacity = capacityPerDimension;
+  }
+
+  static cacheKey(key: readonly DimensionValue[]): string {
+    // NUL never occurs in stored text (the normalizer rejects it), so it separates safely.
+    return key.map((part) => (part instanceof Date ? part.toISOString() : String(part))).join('\u0000');
+  }
+
+  /** Ids for the given rows, keyed by `DimensionIds.cacheKey(row.key)`. */
+  async ensure(dimension: DimensionName, rows: readonly DimensionRow[]): Promise<Map<string, number>> {
+    const cache = this.#cache(dimension);
+    const ids = new Map<string, number>();
+    const missing = new Map<string, DimensionRow>();
+    for (const row of rows) {
+      const key = DimensionIds.cacheKey(row.key);
+      const id = cache.get(key);
+      if (id !== undefined) ids.set(key, id);
+      else missing.set(key, row);
+    }
+    if (missing.size === 0) return ids;
+
+    const spec: DimensionSpec = DIMENSIONS[dimension];
+    const pending = [...missing.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const keyColumns = spec.key.map((column) => column.name);
+    const columns = [...spec.key, ...(spec.extra ?? [])];
+    const arrays = columns.map((column, index) =>
+      sql`${pending.map(([, row]) => (index < spec.key.length ? row.key[index] : row.extra?.[index - spec.key.length]) ?? null)}::${sql.raw(column.type)}[]`,
+    );
+    const keyArrays = arrays.slice(0, spec.key.length);
+    const table = sql.table(spec.table);
+    const columnList = sql.join(columns.map((column) => sql.ref(column.name)));
+    const keyList = sql.join(keyColumns.map((column) => sql.ref(column)));
+    const orderList = sql.join(keyColumns.map((_, index) => sql.raw(String(index + 1))));
+
+    const inserted = await sql<Record<string, DimensionValue> & { id: number }>`
+      INSERT INTO ${table} (${columnList})
+      SELECT * FROM unnest(${sql.join(arrays)}) ORDER BY ${orderList}
+      ON CONFLICT (${keyList}) DO NOTHING
+      RETURNING id, ${keyList}`.execute(this.#db);
+    const found = new Map<string, number>();
+    for (const row of inserted.rows) found.set(DimensionIds.cacheKey(keyColumns.map((column) => row[column] ?? null)), row.id);
+    if (found.size < pending.length) {
+      const existing = await sql<Record<string, DimensionValue> & { id: number }>`
+        SELECT id, ${keyList} FROM ${table}
+        WHERE (${keyList}) IN (SELECT * FROM unnest(${sql.join(keyArrays)}))`.execute(this.#db);
+      for (const row of existing.rows) found.set(DimensionIds.cacheKey(keyColumns.map((column) => row[column] ?? null)), row.id);
+    }
+    for (const [key] of pending) {
+      const id = found.get(key);
+      if (id === undefined) throw new Error(`${spec.table} row ${JSON.stringify(key)} was neither inserted nor found`);
+      cache.set(key, id);
+      ids.set(key, id);
+    }
+    return ids;
+  }
+
+  /** Forget cached ids (tests that reset the database use this). */
+  clear(): void {
+    this.#caches.clear();
+  }
+
+  #cache(dimension: DimensionName): BoundedCache<string, number> {
+    let cache = this.#caches.get(dimension);
+    if (cache === undefined) {
+      cache = new BoundedCache(this.#capacity);
+      this.#caches.set(dimension, cache);
+    }
+    return cache;
+  }
+}

@@ -1,0 +1,134 @@
+// The store's write path: the RecordSink every source feeds. A call is one transaction (all of
+// its records or none), retried on deadlocks and serialization failures; dimension rows are
+// resolved first, outside the transaction (see dimension-ids.ts).
+import type { Kysely } from 'kysely';
+import type { DesiredStateRecord, NormalizedRecord, RealStateRecord } from '../model/deployment-records.ts';
+import { DEFAULT_HOST_TYPE } from '../model/deployment-records.ts';
+import type { Logger } from '../log/logger.ts';
+import type { RecordSink, WriteSummary } from '../sources/source.ts';
+import type { HubDatabase } from './database-schema.ts';
+import { DimensionIds, type DimensionRow } from './dimension-ids.ts';
+import { isDatabaseUnavailable, isTransientConflict, StoreUnavailableError } from './store-errors.ts';
+import { type ResolvedDescriptor, writeDesiredState } from './write-desired-state.ts';
+import { type ResolvedStateReport, writeRealState } from './write-real-state.ts';
+
+const MAX_ATTEMPTS = 5;
+
+export interface RecordWriterOptions {
+  /** Seconds a client is asked to wait when the database is unavailable. */
+  readonly retryAfterSeconds: number;
+  /** The clock; tests pin it. */
+  readonly now?: () => Date;
+}
+
+export class RecordWriter implements RecordSink {
+  readonly #db: Kysely<HubDatabase>;
+  readonly #ids: DimensionIds;
+  readonly #log: Logger;
+  readonly #options: RecordWriterOptions;
+
+  constructor(db: Kysely<HubDatabase>, log: Logger, options: RecordWriterOptions) {
+    this.#db = db;
+    this.#ids = new DimensionIds(db);
+    this.#log = log;
+    this.#options = options;
+  }
+
+  async write(records: readonly NormalizedRecord[]): Promise<WriteSummary> {
+    const realStates = records.filter((record): record is RealStateRecord => record.kind === 'real-state');
+    const desiredStates = records.filter((record): record is DesiredStateRecord => record.kind === 'desired-state');
+    if (records.length === 0) return { realStates: 0, desiredStates: 0, transitions: 0, assignments: 0 };
+    const receivedAt = (this.#options.now ?? (() => new Date()))();
+    try {
+      const descriptors = await this.#resolveDescriptors(desiredStates);
+      const reports = await this.#resolveReports(realStates, receivedAt);
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await this.#db.transaction().execute(async (trx) => {
+            const desired = await writeDesiredState(trx, descriptors);
+            const real = await writeRealState(trx, reports, receivedAt);
+            return {
+              realStates: realStates.length,
+              desiredStates: desiredStates.length,
+              transitions: real.transitions,
+              assignments: desired.assignments,
+            };
+          });
+        } catch (error) {
+          if (!isTransientConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
+          this.#log.debug({ attempt, err: error }, 'write conflicted with a concurrent writer; retrying');
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+        }
+      }
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) {
+        throw new StoreUnavailableError(`database unavailable: ${(error as Error).message}`, this.#options.retryAfterSeconds, {
+          cause: error,
+        });
+      }
+      // Not the input's fault (the normalizer vouched for it) and not an outage: a defect or a
+      // database in trouble. Collectors must keep the data, so this too asks them to retry.
+      this.#log.error({ err: error }, 'storing records failed');
+      throw new StoreUnavailableError(`storing records failed: ${(error as Error).message}`, this.#options.retryAfterSeconds * 4, {
+        cause: error,
+      });
+    }
+  }
+
+  async #resolveReports(records: readonly RealStateRecord[], receivedAt: Date): Promise<ResolvedStateReport[]> {
+    if (records.length === 0) return [];
+    const seen = (record: RealStateRecord): Date => (record.observedAt < receivedAt ? record.observedAt : receivedAt);
+    const endpointIds = await this.#ids.ensure(
+      'manifestsEndpoint',
+      records.map((record) => ({ key: [record.manifests.endpoint], extra: [record.manifests.storageType] })),
+    );
+    const hostIds = await this.#ids.ensure(
+      'host',
+      records.map((record) => ({
+        key: [record.host.name],
+        extra: [record.host.type ?? DEFAULT_HOST_TYPE, seen(record), seen(record)],
+      })),
+    );
+    const endpointOf = (record: RealStateRecord): number => endpointIds.get(DimensionIds.cacheKey([record.manifests.endpoint]))!;
+    const hostOf = (record: RealStateRecord): number => hostIds.get(DimensionIds.cacheKey([record.host.name]))!;
+    const reconcilerIds = await this.#ids.ensure(
+      'reconciler',
+      records.map((record) => ({
+        key: [hostOf(record), record.reconciler.name],
+        extra: [record.reconciler.type, endpointOf(record)],
+      })),
+    );
+    return records.map((record) => ({
+      reconcilerId: reconcilerIds.get(DimensionIds.cacheKey([hostOf(record), record.reconciler.name]))!,
+      hostId: hostOf(record),
+      hostType: record.host.type,
+      reconcilerType: record.reconciler.type,
+      endpointId: endpointOf(record),
+      commitId: record.commitId,
+      status: record.status,
+      message: record.statusMessage,
+      observedAt: record.observedAt,
+    }));
+  }
+
+  async #resolveDescriptors(records: readonly DesiredStateRecord[]): Promise<ResolvedDescriptor[]> {
+    if (records.length === 0) return [];
+    const key = (parts: DimensionRow['key']): string => DimensionIds.cacheKey(parts);
+    const workspaces = await this.#ids.ensure('workspace', records.map((r) => ({ key: [r.workspace] })));
+    const applicationKey = (r: DesiredStateRecord): DimensionRow['key'] => [workspaces.get(key([r.workspace]))!, r.application];
+    const applications = await this.#ids.ensure('application', records.map((r) => ({ key: applicationKey(r) })));
+    const workloadKey = (r: DesiredStateRecord): DimensionRow['key'] => [applications.get(key(applicationKey(r)))!, r.workload.name];
+    const workloads = await this.#ids.ensure('workload', records.map((r) => ({ key: workloadKey(r) })));
+    const environments = await this.#ids.ensure('environment', records.map((r) => ({ key: [r.environment] })));
+    const endpoints = await this.#ids.ensure(
+      'manifestsEndpoint',
+      records.map((r) => ({ key: [r.deploymentTarget.manifests.endpoint], extra: [r.deploymentTarget.manifests.storageType] })),
+    );
+    return records.map((record) => ({
+      record,
+      workloadId: workloads.get(key(workloadKey(record)))!,
+      environmentId: environments.get(key([record.environment]))!,
+      endpointId: endpoints.get(key([record.deploymentTarget.manifests.endpoint]))!,
+    }));
+  }
+}

@@ -1,0 +1,137 @@
+// How reports become current state and history — pure, so the rules can be tested without a
+// database. The rules:
+//
+// - A report newer than the current state either confirms it (same state: only "last observed"
+//   moves) or is a transition (a different state: it goes into history and becomes current).
+// - A report at the same instant as the newest known one with a different state is kept in
+//   history; the current state is chosen by a fixed order, so every arrival order agrees.
+// - A report older than the current state (late, out of order) never changes the current state;
+//   it goes into history unless the history entry before it already records the same state.
+// - An exact duplicate changes nothing.
+import type { DeploymentStatus } from '../model/deployment-records.ts';
+
+export interface StateKey {
+  readonly endpointId: number;
+  readonly commitId: string;
+  readonly status: DeploymentStatus;
+  readonly message: string;
+}
+
+export interface StateReport extends StateKey {
+  readonly reconcilerId: number;
+  readonly observedAt: Date;
+}
+
+export interface CurrentState extends StateKey {
+  /** When this state was first observed. */
+  readonly observedAt: Date;
+  /** The newest report that confirmed it. */
+  readonly lastObservedAt: Date;
+}
+
+export interface StatePlan {
+  /** Transitions to append to history. */
+  readonly history: StateReport[];
+  /** Reports older than the stored current state; see `keepLateReports`. */
+  readonly late: StateReport[];
+  /** The new current state of every reconciler whose state changed or was confirmed later. */
+  readonly current: Map<number, CurrentState>;
+}
+
+export function sameState(a: StateKey, b: StateKey): boolean {
+  return a.endpointId === b.endpointId && a.commitId === b.commitId && a.status === b.status && a.message === b.message;
+}
+
+/** The fixed order that settles two different states reported at the same instant. */
+function tieOrder(a: StateKey, b: StateKey): number {
+  const left = `${a.status}\u0000${a.commitId}\u0000${a.endpointId}\u0000${a.message}`;
+  const right = `${b.status}\u0000${b.commitId}\u0000${b.endpointId}\u0000${b.message}`;
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+function byTimeThenState(a: StateReport, b: StateReport): number {
+  return a.observedAt.getTime() - b.observedAt.getTime() || tieOrder(a, b);
+}
+
+function stateOf(report: StateReport, at: Date): CurrentState {
+  const { endpointId, commitId, status, message } = report;
+  return { endpointId, commitId, status, message, observedAt: at, lastObservedAt: at };
+}
+
+export function planStateChanges(
+  stored: ReadonlyMap<number, CurrentState>,
+  reports: readonly StateReport[],
+): StatePlan {
+  const plan: StatePlan = { history: [], late: [], current: new Map() };
+  const byReconciler = new Map<number, StateReport[]>();
+  for (const report of reports) {
+    const list = byReconciler.get(report.reconcilerId);
+    if (list === undefined) byReconciler.set(report.reconcilerId, [report]);
+    else list.push(report);
+  }
+
+  for (const [reconcilerId, list] of byReconciler) {
+    list.sort(byTimeThenState);
+    const storedState = stored.get(reconcilerId);
+    const storedLast = storedState?.lastObservedAt.getTime();
+    let current = storedState;
+    let changed = false;
+    for (const report of list) {
+      const at = report.observedAt.getTime();
+      if (storedLast !== undefined && at < storedLast) {
+        plan.late.push(report);
+        continue;
+      }
+      if (current === undefined) {
+        plan.history.push(report);
+        current = stateOf(report, report.observedAt);
+        changed = true;
+        continue;
+      }
+      const newest = current.lastObservedAt.getTime();
+      if (at > newest) {
+        if (sameState(report, current)) {
+          current = { ...current, lastObservedAt: report.observedAt };
+        } else {
+          plan.history.push(report);
+          current = stateOf(report, report.observedAt);
+        }
+        changed = true;
+      } else if (!sameState(report, current)) {
+        // Same instant as the newest known report, different state.
+        plan.history.push(report);
+        if (tieOrder(report, current) > 0) {
+          current = stateOf(report, report.observedAt);
+          changed = true;
+        }
+      }
+    }
+    if (changed && current !== undefined) plan.current.set(reconcilerId, current);
+  }
+  return plan;
+}
+
+/**
+ * Which late reports go into history: those whose predecessor (the latest history entry at or
+ * before them, or an earlier late report of the same batch) records a different state.
+ * `predecessors` holds the stored predecessor of each late report, by index in `late`.
+ */
+export function keepLateReports(
+  late: readonly StateReport[],
+  predecessors: ReadonlyMap<number, StateKey & { readonly observedAt: Date }>,
+): StateReport[] {
+  const order = late.map((report, index) => ({ report, index })).sort((a, b) => byTimeThenState(a.report, b.report));
+  const kept: StateReport[] = [];
+  const lastInBatch = new Map<number, StateReport>();
+  for (const { report, index } of order) {
+    const stored = predecessors.get(index);
+    const earlier = lastInBatch.get(report.reconcilerId);
+    const predecessor =
+      earlier !== undefined && (stored === undefined || earlier.observedAt.getTime() >= stored.observedAt.getTime())
+        ? earlier
+        : stored;
+    lastInBatch.set(report.reconcilerId, report);
+    if (predecessor === undefined || !sameState(predecessor, report)) kept.push(report);
+  }
+  return kept;
+}

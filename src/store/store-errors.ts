@@ -1,0 +1,45 @@
+// The store's one error type for callers: "the database cannot take this now, retry later".
+// Receivers turn it into gRPC UNAVAILABLE / HTTP 503 so collectors keep the data and retry.
+
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  /** Suggested wait before a retry, in seconds. */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions) {
+    super(message, options);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Deadlocks and serialization failures: the transaction may simply be run again. */
+export function isTransientConflict(error: unknown): boolean {
+  const code = sqlState(error);
+  return code === '40P01' || code === '40001';
+}
+
+/**
+ * Whether an error means the database is unreachable or refusing work (as opposed to a bug in
+ * the hub): connection errors, server shutdown, too many connections, out of disk, timeouts.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = sqlState(error);
+  if (code !== undefined) {
+    // 08: connection exception; 53: insufficient resources; 57P0x: shutdown/crash;
+    // 57014: statement timeout / cancel; 55P03: lock not available.
+    return /^(08|53|57P0)/.test(code) || code === '57014' || code === '55P03';
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const nodeCode = (error as { code?: unknown } | null)?.code;
+  return (
+    (typeof nodeCode === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH)$/.test(nodeCode)) ||
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Cannot use a pool after calling end/i.test(
+      message,
+    )
+  );
+}
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}

@@ -1,0 +1,236 @@
+// Writes real-state reports inside the caller's transaction: locks the reconcilers concerned (in
+// id order, so concurrent writers never deadlock on them), reads their current state, plans the
+// transitions (state-transitions.ts) and applies them with one statement per table.
+import { type Kysely, sql } from 'kysely';
+import type { DeploymentStatus } from '../model/deployment-records.ts';
+import type { HubDatabase } from './database-schema.ts';
+import {
+  type CurrentState,
+  keepLateReports,
+  planStateChanges,
+  type StateKey,
+  type StateReport,
+} from './state-transitions.ts';
+
+export interface ResolvedStateReport extends StateReport {
+  readonly hostId: number;
+  /** undefined when the report did not state the host type. */
+  readonly hostType: string | undefined;
+  readonly reconcilerType: string;
+}
+
+export interface RealStateWriteSummary {
+  readonly transitions: number;
+  readonly late: number;
+}
+
+interface LockedReconciler {
+  id: number;
+  type: string;
+  manifests_endpoint_id: number;
+  removed_at: Date | null;
+  state_endpoint_id: number | null;
+  gitops_commit_id: string | null;
+  status: DeploymentStatus | null;
+  status_message: string | null;
+  observed_at: Date | null;
+  last_observed_at: Date | null;
+}
+
+export async function writeRealState(
+  trx: Kysely<HubDatabase>,
+  reports: readonly ResolvedStateReport[],
+  receivedAt: Date,
+): Promise<RealStateWriteSummary> {
+  if (reports.length === 0) return { transitions: 0, late: 0 };
+  const reconcilerIds = [...new Set(reports.map((report) => report.reconcilerId))].sort((a, b) => a - b);
+
+  const locked = await sql<LockedReconciler>`
+    SELECT r.id, r.type, r.manifests_endpoint_id, r.removed_at,
+           s.manifests_endpoint_id AS state_endpoint_id, s.gitops_commit_id, s.status, s.status_message,
+           s.observed_at, s.last_observed_at
+      FROM reconciler r LEFT JOIN deployment_state s ON s.reconciler_id = r.id
+     WHERE r.id = ANY(${reconcilerIds}::bigint[])
+     ORDER BY r.id
+       FOR NO KEY UPDATE OF r`.execute(trx);
+  const stored = new Map<number, CurrentState>();
+  for (const row of locked.rows) {
+    if (row.status === null || row.observed_at === null || row.last_observed_at === null) continue;
+    stored.set(row.id, {
+      endpointId: row.state_endpoint_id ?? row.manifests_endpoint_id,
+      commitId: row.gitops_commit_id ?? '',
+      status: row.status,
+      message: row.status_message ?? '',
+      observedAt: row.observed_at,
+      lastObservedAt: row.last_observed_at,
+    });
+  }
+
+  const plan = planStateChanges(stored, reports);
+  const lateKept = plan.late.length === 0 ? [] : keepLateReports(plan.late, await latePredecessors(trx, plan.late));
+  const history = [...plan.history, ...lateKept];
+  const inserted = await insertHistory(trx, history, receivedAt);
+  await upsertCurrentStates(trx, plan.current, receivedAt);
+  const confirmedOnly = reconcilerIds.filter((id) => !plan.current.has(id) && stored.has(id));
+  if (confirmedOnly.length > 0) {
+    await sql`UPDATE deployment_state SET last_received_at = ${receivedAt}
+               WHERE reconciler_id = ANY(${confirmedOnly}::bigint[])`.execute(trx);
+  }
+  await updateReconcilers(trx, locked.rows, reports, stored);
+  await updateHosts(trx, reports, receivedAt);
+  return { transitions: inserted, late: plan.late.length };
+}
+
+async function latePredecessors(
+  trx: Kysely<HubDatabase>,
+  late: readonly StateReport[],
+): Promise<Map<number, StateKey & { observedAt: Date }>> {
+  const rows = await sql<{
+    ordinal: number;
+    manifests_endpoint_id: number;
+    gitops_commit_id: string;
+    status: DeploymentStatus;
+    status_message: string;
+    observed_at: Date;
+  }>`
+    SELECT x.ordinal, h.manifests_endpoint_id, h.gitops_commit_id, h.status, h.status_message, h.observed_at
+      FROM unnest(${late.map((report) => report.reconcilerId)}::bigint[],
+                  ${late.map((report) => report.observedAt)}::timestamptz[])
+           WITH ORDINALITY AS x(reconciler_id, observed_at, ordinal)
+      JOIN LATERAL (
+            SELECT h.manifests_endpoint_id, h.gitops_commit_id, h.status, h.status_message, h.observed_at
+              FROM deployment_state_history h
+             WHERE h.reconciler_id = x.reconciler_id AND h.observed_at <= x.observed_at
+             ORDER BY h.observed_at DESC, h.id DESC
+             LIMIT 1) h ON true`.execute(trx);
+  const predecessors = new Map<number, StateKey & { observedAt: Date }>();
+  for (const row of rows.rows) {
+    predecessors.set(row.ordinal - 1, {
+      endpointId: row.manifests_endpoint_id,
+      commitId: row.gitops_commit_id,
+      status: row.status,
+      message: row.status_message,
+      observedAt: row.observed_at,
+    });
+  }
+  return predecessors;
+}
+
+async function insertHistory(trx: Kysely<HubDatabase>, rows: readonly StateReport[], receivedAt: Date): Promise<number> {
+  if (rows.length === 0) return 0;
+  const result = await sql`
+    INSERT INTO deployment_state_history
+           (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, status_message, observed_at, received_at)
+    SELECT r.*, ${receivedAt}::timestamptz
+      FROM unnest(${rows.map((row) => row.reconcilerId)}::bigint[],
+                  ${rows.map((row) => row.endpointId)}::bigint[],
+                  ${rows.map((row) => row.commitId)}::text[],
+                  ${rows.map((row) => row.status)}::deployment_status[],
+                  ${rows.map((row) => row.message)}::text[],
+                  ${rows.map((row) => row.observedAt)}::timestamptz[]) AS r
+    ON CONFLICT DO NOTHING`.execute(trx);
+  return Number(result.numAffectedRows ?? 0n);
+}
+
+async function upsertCurrentStates(
+  trx: Kysely<HubDatabase>,
+  current: ReadonlyMap<number, CurrentState>,
+  receivedAt: Date,
+): Promise<void> {
+  if (current.size === 0) return;
+  const ids = [...current.keys()].sort((a, b) => a - b);
+  const states = ids.map((id) => current.get(id)!);
+  await sql`
+    INSERT INTO deployment_state
+           (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, status_message,
+            observed_at, last_observed_at, last_received_at)
+    SELECT s.*, ${receivedAt}::timestamptz
+      FROM unnest(${ids}::bigint[],
+                  ${states.map((state) => state.endpointId)}::bigint[],
+                  ${states.map((state) => state.commitId)}::text[],
+                  ${states.map((state) => state.status)}::deployment_status[],
+                  ${states.map((state) => state.message)}::text[],
+                  ${states.map((state) => state.observedAt)}::timestamptz[],
+                  ${states.map((state) => state.lastObservedAt)}::timestamptz[]) AS s
+    ON CONFLICT (reconciler_id) DO UPDATE SET
+           manifests_endpoint_id = excluded.manifests_endpoint_id,
+           gitops_commit_id = excluded.gitops_commit_id,
+           status = excluded.status,
+           status_message = excluded.status_message,
+           observed_at = excluded.observed_at,
+           last_observed_at = excluded.last_observed_at,
+           last_received_at = excluded.last_received_at`.execute(trx);
+}
+
+/**
+ * A reconciler takes its type and endpoint from its newest report, and a report newer than its
+ * removal brings a removed reconciler back.
+ */
+async function updateReconcilers(
+  trx: Kysely<HubDatabase>,
+  locked: readonly LockedReconciler[],
+  reports: readonly ResolvedStateReport[],
+  stored: ReadonlyMap<number, CurrentState>,
+): Promise<void> {
+  const newest = new Map<number, ResolvedStateReport>();
+  for (const report of reports) {
+    const previous = newest.get(report.reconcilerId);
+    if (previous === undefined || report.observedAt > previous.observedAt) newest.set(report.reconcilerId, report);
+  }
+  const changes: { id: number; type: string; endpointId: number; removedAt: Date | null }[] = [];
+  for (const row of locked) {
+    const report = newest.get(row.id);
+    if (report === undefined) continue;
+    const storedLast = stored.get(row.id)?.lastObservedAt;
+    const isNewest = storedLast === undefined || report.observedAt >= storedLast;
+    const revived = row.removed_at !== null && report.observedAt > row.removed_at;
+    const type = isNewest ? report.reconcilerType : row.type;
+    const endpointId = isNewest ? report.endpointId : row.manifests_endpoint_id;
+    if (revived || type !== row.type || endpointId !== row.manifests_endpoint_id) {
+      changes.push({ id: row.id, type, endpointId, removedAt: revived ? null : row.removed_at });
+    }
+  }
+  if (changes.length === 0) return;
+  await sql`
+    UPDATE reconciler r SET type = c.type, manifests_endpoint_id = c.endpoint_id, removed_at = c.removed_at
+      FROM unnest(${changes.map((change) => change.id)}::bigint[],
+                  ${changes.map((change) => change.type)}::text[],
+                  ${changes.map((change) => change.endpointId)}::bigint[],
+                  ${changes.map((change) => change.removedAt)}::timestamptz[]) AS c(id, type, endpoint_id, removed_at)
+     WHERE r.id = c.id`.execute(trx);
+}
+
+/** Hosts: last seen moves forward (host clock, never past receipt); a stated type is kept. */
+async function updateHosts(
+  trx: Kysely<HubDatabase>,
+  reports: readonly ResolvedStateReport[],
+  receivedAt: Date,
+): Promise<void> {
+  const hosts = new Map<number, { seen: Date; type: string | undefined; typeAt: number }>();
+  for (const report of reports) {
+    const seen = report.observedAt < receivedAt ? report.observedAt : receivedAt;
+    const host = hosts.get(report.hostId) ?? { seen, type: undefined, typeAt: -Infinity };
+    if (seen > host.seen) host.seen = seen;
+    if (report.hostType !== undefined && report.observedAt.getTime() >= host.typeAt) {
+      host.type = report.hostType;
+      host.typeAt = report.observedAt.getTime();
+    }
+    hosts.set(report.hostId, host);
+  }
+  const ids = [...hosts.keys()].sort((a, b) => a - b);
+  const values = ids.map((id) => hosts.get(id)!);
+  // Rows are locked in id order before the update, so concurrent batches cannot deadlock here.
+  await sql`
+    WITH v AS (
+      SELECT * FROM unnest(${ids}::bigint[], ${values.map((value) => value.seen)}::timestamptz[],
+                           ${values.map((value) => value.type ?? null)}::text[]) AS v(id, seen, type)
+    ), locked AS (
+      SELECT h.id FROM host h JOIN v ON v.id = h.id
+       WHERE h.last_seen_at < v.seen OR (v.type IS NOT NULL AND v.type <> h.type)
+       ORDER BY h.id
+         FOR NO KEY UPDATE OF h
+    )
+    UPDATE host h SET last_seen_at = greatest(h.last_seen_at, v.seen), type = coalesce(v.type, h.type)
+      FROM v
+     WHERE h.id = v.id AND h.id IN (SELECT id FROM locked)`.execute(trx);
+}

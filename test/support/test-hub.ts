@@ -1,0 +1,26 @@
+// A hub started in-process against a test database, on random ports.
+import { resolveConfig } from '../../src/config/config.ts';
+import { type RunningHub, startHub } from '../../src/hub.ts';
+import { createLogger } from '../../src/log/logger.ts';
+
+export async function startTestHub(databaseUrl: string, flags: readonly string[] = []): Promise<RunningHub> {
+  const config = resolveConfig(
+    [
+      '--database-url',
+      databaseUrl,
+      '--listen-host',
+      '127.0.0.1',
+      '--http-port',
+      '0',
+      '--otlp-grpc-port',
+      '0',
+      '--otlp-http-port',
+      '0',
+      '--shutdown-timeout',
+      '5s',
+      ...flags,
+    ],
+    {},
+  );
+  return startHub(config, createLogger(process.env.KALYPSO_TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent'), { processMetrics: false });
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeSettings, resolveConfig } from '../../src/config/config.ts';
+import { parseDuration, parseSize } from '../../src/config/units.ts';
+
+describe('units', () => {
+  it('parses durations', () => {
+    expect(parseDuration('15m')).toBe(900_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('30')).toBe(30_000);
+    expect(parseDuration('soon')).toBeUndefined();
+  });
+
+  it('parses sizes', () => {
+    expect(parseSize('64MiB')).toBe(67_108_864);
+    expect(parseSize('1kb')).toBe(1_000);
+    expect(parseSize('512')).toBe(512);
+    expect(parseSize('lots')).toBeUndefined();
+  });
+});
+
+describe('resolveConfig', () => {
+  it('uses the documented defaults', () => {
+    const config = resolveConfig([], {});
+    expect(config).toMatchObject({
+      databaseUrl: undefined,
+      dataDir: './.kalypso-hub',
+      embeddedPgPort: 5433,
+      embeddedPgPassword: 'kalypso',
+      httpPort: 8080,
+      otlpGrpcPort: 4317,
+      otlpHttpPort: 4318,
+      staleAfter: 900_000,
+      maxRequestSize: 67_108_864,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('takes flags over KALYPSO_* variables over generic variables', () => {
+    const env = { DATABASE_URL: 'postgres://generic/db', KALYPSO_DATABASE_URL: 'postgres://specific/db', KALYPSO_HTTP_PORT: '9000' };
+    expect(resolveConfig([], env).databaseUrl).toBe('postgres://specific/db');
+    expect(resolveConfig([], { DATABASE_URL: 'postgres://generic/db' }).databaseUrl).toBe('postgres://generic/db');
+    expect(resolveConfig(['--database-url', 'postgres://flag/db'], env).databaseUrl).toBe('postgres://flag/db');
+    expect(resolveConfig([], env).httpPort).toBe(9000);
+    expect(resolveConfig(['--http-port', '9100'], env).httpPort).toBe(9100);
+  });
+
+  it('stops on a bad value, naming the setting and where it came from', () => {
+    expect(() => resolveConfig([], { KALYPSO_HTTP_PORT: 'eighty' })).toThrow(
+      new ConfigError('invalid KALYPSO_HTTP_PORT: must be a port number from 0 to 65535 (got "eighty")'),
+    );
+    expect(() => resolveConfig(['--stale-after', 'forever'], {})).toThrow(/invalid --stale-after: must be a duration/);
+    expect(() => resolveConfig([], { DATABASE_URL: 'mysql://x' })).toThrow(/invalid DATABASE_URL: must be a postgres/);
+  });
+
+  it('never echoes a secret in an error', () => {
+    expect(() => resolveConfig([], { DATABASE_URL: 'http://user:s3cret@db' })).toThrow(/\(got \(hidden\)\)/);
+  });
+
+  it('rejects unknown flags', () => {
+    expect(() => resolveConfig(['--htp-port', '1'], {})).toThrow(ConfigError);
+  });
+
+  it('describes every setting', () => {
+    const table = describeSettings();
+    expect(table).toContain('`--database-url`');
+    expect(table).toContain('`KALYPSO_EMBEDDED_PG_PASSWORD`');
+  });
+});
