@@ -1,6 +1,7 @@
 // Writes real-state reports inside the caller's transaction: locks the reconcilers concerned (in
 // id order, so concurrent writers never deadlock on them), reads their current state, plans the
-// transitions (state-transitions.ts) and applies them with one statement per table.
+// transitions (state-transitions.ts) and applies them with one statement per table. The reconciler
+// lock serializes all writers of one reconciler; writers of different reconcilers run in parallel.
 import { type Kysely, sql } from 'kysely';
 import type { DeploymentStatus } from '../model/deployment-records.ts';
 import type { HubDatabase } from './database-schema.ts';
@@ -45,14 +46,15 @@ export async function writeRealState(
   if (reports.length === 0) return { transitions: 0, late: 0 };
   const reconcilerIds = [...new Set(reports.map((report) => report.reconcilerId))].sort((a, b) => a - b);
 
+  // Lock first, read after: under READ COMMITTED a statement that waited for a lock still sees
+  // the other tables as of its start, so the state must be read by a statement of its own.
+  await sql`SELECT id FROM reconciler WHERE id = ANY(${reconcilerIds}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
   const locked = await sql<LockedReconciler>`
     SELECT r.id, r.type, r.manifests_endpoint_id, r.removed_at,
            s.manifests_endpoint_id AS state_endpoint_id, s.gitops_commit_id, s.status, s.status_message,
            s.observed_at, s.last_observed_at
       FROM reconciler r LEFT JOIN deployment_state s ON s.reconciler_id = r.id
-     WHERE r.id = ANY(${reconcilerIds}::bigint[])
-     ORDER BY r.id
-       FOR NO KEY UPDATE OF r`.execute(trx);
+     WHERE r.id = ANY(${reconcilerIds}::bigint[])`.execute(trx);
   const stored = new Map<number, CurrentState>();
   for (const row of locked.rows) {
     if (row.status === null || row.observed_at === null || row.last_observed_at === null) continue;
