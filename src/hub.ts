@@ -8,7 +8,7 @@ import { createHubMetrics, registerPoolMetrics } from './metrics/hub-metrics.ts'
 import { OtlpSource } from './sources/otlp/otlp-source.ts';
 import type { Source } from './sources/source.ts';
 import { connectDatabase, type Database } from './store/connect.ts';
-import { EmbeddedPostgres } from './store/embedded/embedded-postgres.ts';
+import { type EmbeddedPostgres, embeddedPostgresFor } from './store/embedded/embedded-postgres.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
 import { isDatabaseUnavailable } from './store/store-errors.ts';
@@ -41,10 +41,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
     let embedded: EmbeddedPostgres | undefined;
     let databaseUrl = config.databaseUrl;
     if (databaseUrl === undefined) {
-      embedded = new EmbeddedPostgres(
-        { dataDir: config.dataDir, port: config.embeddedPgPort, password: config.embeddedPgPassword, database: 'kalypso' },
-        log,
-      );
+      embedded = embeddedPostgresFor(config, log);
       await embedded.start();
       const server = embedded;
       cleanup.push(() => server.stop());

@@ -2,18 +2,12 @@
 import type { HubConfig } from '../config/config.ts';
 import { createLogger } from '../log/logger.ts';
 import { connectDatabase } from '../store/connect.ts';
-import { EmbeddedPostgres } from '../store/embedded/embedded-postgres.ts';
+import { embeddedPostgresFor } from '../store/embedded/embedded-postgres.ts';
 import { migrateToLatest } from '../store/migrate.ts';
 
 export async function runMigrate(config: HubConfig): Promise<number> {
   const log = createLogger(config.logLevel);
-  const embedded =
-    config.databaseUrl === undefined
-      ? new EmbeddedPostgres(
-          { dataDir: config.dataDir, port: config.embeddedPgPort, password: config.embeddedPgPassword, database: 'kalypso' },
-          log,
-        )
-      : undefined;
+  const embedded = config.databaseUrl === undefined ? embeddedPostgresFor(config, log) : undefined;
   try {
     await embedded?.start();
     const database = connectDatabase(

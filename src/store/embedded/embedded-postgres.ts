@@ -24,8 +24,22 @@ export interface EmbeddedPostgresOptions {
   readonly settings?: Readonly<Record<string, string>>;
 }
 
+/** The hub's own database on the embedded server. */
+export const EMBEDDED_DATABASE = 'kalypso';
+
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
+
+/** The embedded server as the hub's settings describe it. */
+export function embeddedPostgresFor(
+  config: { readonly dataDir: string; readonly embeddedPgPort: number; readonly embeddedPgPassword: string },
+  log: Logger,
+): EmbeddedPostgres {
+  return new EmbeddedPostgres(
+    { dataDir: config.dataDir, port: config.embeddedPgPort, password: config.embeddedPgPassword, database: EMBEDDED_DATABASE },
+    log,
+  );
+}
 
 export class EmbeddedPostgres {
   readonly #options: EmbeddedPostgresOptions;
