@@ -11,6 +11,7 @@ import { connectDatabase, type Database } from './store/connect.ts';
 import { type EmbeddedPostgres, embeddedPostgresFor } from './store/embedded/embedded-postgres.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
+import { StateChanges } from './store/state-changes.ts';
 import { isDatabaseUnavailable } from './store/store-errors.ts';
 
 export interface RunningHub {
@@ -26,6 +27,8 @@ export interface RunningHub {
 export interface HubOverrides {
   /** Include Node process metrics (off in tests that start several hubs). */
   readonly processMetrics?: boolean;
+  /** The clock reports judge staleness by (tests pin it). */
+  readonly clock?: () => Date;
 }
 
 export async function startHub(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {
@@ -58,8 +61,19 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
     registerPoolMetrics(metrics, database.pool);
 
     let migrated = false;
+    const stateChanges = new StateChanges();
     const api: HttpListener = await listenHttp(
-      createApiApp({ db: database.db, metrics, log, isMigrated: () => migrated }),
+      createApiApp({
+        db: database.db,
+        metrics,
+        log,
+        isMigrated: () => migrated,
+        staleAfterMs: config.staleAfter,
+        maxWaitMs: config.maxWait,
+        stateChanges,
+        shutdown: abort.signal,
+        clock: overrides.clock ?? (() => new Date()),
+      }),
       config.listenHost,
       config.httpPort,
     );
@@ -69,7 +83,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
     await migrateWithRetry(database, log, abort.signal);
     migrated = true;
 
-    const writer = new RecordWriter(database.db, log, { retryAfterSeconds: 5 });
+    const writer = new RecordWriter(database.db, log, { retryAfterSeconds: 5, stateChanges });
     const otlp = new OtlpSource(
       {
         host: config.listenHost,

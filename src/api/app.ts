@@ -1,14 +1,27 @@
-// The hub's HTTP application on port 8080: health, metrics, and (as the API grows) /api/v1.
+// The hub's HTTP application on port 8080: health, metrics, the /api/v1 query API and its docs.
 import { Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
+import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import { errorBody, handleApiError } from './api-error.ts';
+import { apiDocsRoutes } from './api-docs.ts';
 import { type HealthDeps, healthRoutes } from './health-routes.ts';
+import type { ApiV1Deps } from './v1/api-deps.ts';
+import { createApiV1 } from './v1/api-v1.ts';
 
-export type ApiDeps = HealthDeps & { readonly log: Logger };
+export type ApiDeps = HealthDeps & ApiV1Deps & { readonly log: Logger; readonly metrics: HubMetrics };
 
 export function createApiApp(deps: ApiDeps): Hono {
-  const app = new Hono();
+  // Not strict: `/api/docs/` and `/api/docs` are the same page.
+  const app = new Hono({ strict: false });
+  app.use(async (c, next) => {
+    const stop = deps.metrics.httpRequestSeconds.startTimer({ method: c.req.method });
+    await next();
+    // The route pattern, not the path: label values stay few.
+    stop({ route: c.req.routePath, status: String(c.res.status) });
+  });
   app.route('/', healthRoutes(deps));
+  app.route('/api/v1', createApiV1(deps));
+  app.route('/api/docs', apiDocsRoutes());
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   app.onError(handleApiError(deps.log));
   return app;

@@ -135,6 +135,14 @@ export const SETTINGS = {
     parse: duration,
     shownDefault: formatDuration(15 * 60_000),
   } satisfies Setting<number>,
+  maxWait: {
+    flag: 'max-wait',
+    env: ['KALYPSO_MAX_WAIT'],
+    default: 5 * 60_000,
+    description: 'Longest `wait` a rollout-gate request may ask for (longer waits: call again).',
+    parse: duration,
+    shownDefault: formatDuration(5 * 60_000),
+  } satisfies Setting<number>,
   dbPoolSize: {
     flag: 'db-pool-size',
     env: ['KALYPSO_DB_POOL_SIZE'],

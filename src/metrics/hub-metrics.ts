@@ -12,6 +12,8 @@ export interface HubMetrics {
   /** Time from decoded request to committed transaction. */
   readonly writeSeconds: Histogram<'source'>;
   readonly inFlightWrites: Gauge;
+  /** HTTP API latency by method, route pattern and status. */
+  readonly httpRequestSeconds: Histogram<'method' | 'route' | 'status'>;
 }
 
 export function createHubMetrics(options: { processMetrics: boolean }): HubMetrics {
@@ -41,6 +43,13 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
     inFlightWrites: new Gauge({
       name: 'kalypso_store_writes_in_flight',
       help: 'Batches being written or waiting for a database connection.',
+      registers: [registry],
+    }),
+    httpRequestSeconds: new Histogram({
+      name: 'kalypso_http_request_seconds',
+      help: 'HTTP API request latency.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 300],
       registers: [registry],
     }),
   };

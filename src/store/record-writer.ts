@@ -8,6 +8,7 @@ import type { Logger } from '../log/logger.ts';
 import type { RecordSink, WriteSummary } from '../sources/source.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { DimensionIds, type DimensionRow } from './dimension-ids.ts';
+import type { StateChanges } from './state-changes.ts';
 import { isDatabaseUnavailable, isTransientConflict, StoreUnavailableError } from './store-errors.ts';
 import { type ResolvedDescriptor, writeDesiredState } from './write-desired-state.ts';
 import { type ResolvedStateReport, writeRealState } from './write-real-state.ts';
@@ -17,6 +18,8 @@ const MAX_ATTEMPTS = 5;
 export interface RecordWriterOptions {
   /** Seconds a client is asked to wait when the database is unavailable. */
   readonly retryAfterSeconds: number;
+  /** Told which manifests endpoints changed after each commit. */
+  readonly stateChanges?: StateChanges;
   /** The clock; tests pin it. */
   readonly now?: () => Date;
 }
@@ -44,7 +47,7 @@ export class RecordWriter implements RecordSink {
       const reports = await this.#resolveReports(realStates, receivedAt);
       for (let attempt = 1; ; attempt += 1) {
         try {
-          return await this.#db.transaction().execute(async (trx) => {
+          const summary = await this.#db.transaction().execute(async (trx) => {
             const desired = await writeDesiredState(trx, descriptors);
             const real = await writeRealState(trx, reports, receivedAt);
             return {
@@ -54,6 +57,11 @@ export class RecordWriter implements RecordSink {
               assignments: desired.assignments,
             };
           });
+          this.#options.stateChanges?.notify([
+            ...realStates.map((record) => record.manifests.endpoint),
+            ...desiredStates.map((record) => record.deploymentTarget.manifests.endpoint),
+          ]);
+          return summary;
         } catch (error) {
           if (!isTransientConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
           this.#log.debug({ attempt, err: error }, 'write conflicted with a concurrent writer; retrying');

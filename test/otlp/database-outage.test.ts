@@ -1,5 +1,5 @@
 // PostgreSQL stops mid-test: the receivers answer with retryable statuses (never UNKNOWN/500),
-// and once it is back the retried data is stored exactly once.
+// the API with 503, and once it is back the retried data is stored exactly once.
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,6 +76,9 @@ describe('PostgreSQL unavailable', () => {
     expect(http.headers.get('retry-after')).toBe('5');
     expect((await fetch(`http://127.0.0.1:${hub.ports.http}/readyz`)).status).toBe(503);
     expect((await fetch(`http://127.0.0.1:${hub.ports.http}/healthz`)).status).toBe(200);
+    const api = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1/environments`);
+    expect(api.status).toBe(503);
+    expect(await api.json()).toEqual({ error: { code: 'database_unavailable', message: 'the database is unreachable; retry later' } });
 
     await server.start();
 
@@ -84,6 +87,7 @@ describe('PostgreSQL unavailable', () => {
     expect(await historyCount('outage-a')).toBe(1);
     expect(await historyCount('outage-b')).toBe(1);
     expect((await fetch(`http://127.0.0.1:${hub.ports.http}/readyz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1/environments`)).status).toBe(200);
     await grpcExporter.shutdown();
   });
 

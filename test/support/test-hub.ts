@@ -1,9 +1,13 @@
 // A hub started in-process against a test database, on random ports.
 import { resolveConfig } from '../../src/config/config.ts';
-import { type RunningHub, startHub } from '../../src/hub.ts';
+import { type HubOverrides, type RunningHub, startHub } from '../../src/hub.ts';
 import { createLogger } from '../../src/log/logger.ts';
 
-export async function startTestHub(databaseUrl: string, flags: readonly string[] = []): Promise<RunningHub> {
+export async function startTestHub(
+  databaseUrl: string,
+  flags: readonly string[] = [],
+  overrides: HubOverrides = {},
+): Promise<RunningHub> {
   const config = resolveConfig(
     [
       '--database-url',
@@ -22,5 +26,5 @@ export async function startTestHub(databaseUrl: string, flags: readonly string[]
     ],
     {},
   );
-  return startHub(config, createLogger(process.env.KALYPSO_TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent'), { processMetrics: false });
+  return startHub(config, createLogger(process.env.KALYPSO_TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent'), { processMetrics: false, ...overrides });
 }

@@ -1,0 +1,66 @@
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { compareReport } from '../../store/reports/compare-report.ts';
+import { environmentExists } from '../../store/reports/environments-report.ts';
+import { ApiError } from '../api-error.ts';
+import { type ApiV1Deps, reportContext } from './api-deps.ts';
+import { DeployedVersionSchema, DesiredVersionSchema, errorResponses, jsonResponse, notFoundResponse, StatusCountsSchema } from './schemas.ts';
+import { serialized } from './serialize.ts';
+
+const CellSchema = z
+  .object({
+    manifestsEndpoint: z.string(),
+    desired: DesiredVersionSchema.nullable(),
+    deployed: z.array(DeployedVersionSchema),
+    reconcilers: StatusCountsSchema,
+  })
+  .nullable()
+  .openapi('ComparedCell', { description: 'null where the workload has no such deployment target in that environment' });
+
+const ComparedSchema = z
+  .object({
+    workspace: z.string(),
+    application: z.string(),
+    workload: z.string(),
+    deploymentTarget: z.string(),
+    environments: z.record(z.string(), CellSchema),
+    desiredDiffers: z.boolean(),
+    deployedDiffers: z.boolean(),
+  })
+  .openapi('ComparedTarget');
+
+const MAX_ENVIRONMENTS = 50;
+
+const compare = createRoute({
+  method: 'get',
+  path: '/compare',
+  summary: 'Environment discrepancies: desired and deployed versions side by side, for any environments',
+  request: {
+    query: z.object({
+      environments: z
+        .string()
+        .min(1)
+        .max(MAX_ENVIRONMENTS * 254)
+        .openapi({ description: 'Comma-separated environment names, e.g. dev,qa,prod', example: 'dev,qa,prod' }),
+    }),
+  },
+  responses: {
+    ...jsonResponse(z.object({ environments: z.array(z.string()), items: z.array(ComparedSchema) }), 'One row per workload and target name'),
+    ...errorResponses,
+    ...notFoundResponse,
+  },
+});
+
+export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
+  app.openapi(compare, async (c) => {
+    const names = [...new Set(c.req.valid('query').environments.split(',').map((name) => name.trim()))].filter((name) => name !== '');
+    if (names.length < 2) throw new ApiError(400, 'invalid_parameter', 'environments: name at least two environments, comma-separated');
+    if (names.length > MAX_ENVIRONMENTS) {
+      throw new ApiError(400, 'invalid_parameter', `environments: at most ${MAX_ENVIRONMENTS} environments`);
+    }
+    for (const name of names) {
+      if (!(await environmentExists(deps.db, name))) throw new ApiError(404, 'not_found', `environment ${JSON.stringify(name)} not found`);
+    }
+    const items = await compareReport(deps.db, reportContext(deps), names);
+    return c.json({ environments: names, items: serialized(items) }, 200);
+  });
+}

@@ -1,0 +1,74 @@
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { environmentExists, environmentsReport } from '../../store/reports/environments-report.ts';
+import { environmentStateReport } from '../../store/reports/environment-state-report.ts';
+import { ApiError } from '../api-error.ts';
+import { type ApiV1Deps, reportContext } from './api-deps.ts';
+import {
+  DeployedVersionSchema,
+  DesiredVersionSchema,
+  errorResponses,
+  jsonResponse,
+  NameParam,
+  notFoundResponse,
+  StatusCountsSchema,
+} from './schemas.ts';
+import { serialized } from './serialize.ts';
+
+const EnvironmentSchema = z
+  .object({
+    name: z.string(),
+    promotionRank: z.number().int().nullable(),
+    deploymentTargets: z.number().int(),
+    hosts: z.number().int(),
+    reconcilers: StatusCountsSchema,
+  })
+  .openapi('Environment');
+
+export const TargetStateSchema = z
+  .object({
+    workspace: z.string(),
+    application: z.string(),
+    workload: z.string(),
+    deploymentTarget: z.string(),
+    environment: z.string(),
+    manifestsEndpoint: z.string(),
+    desired: DesiredVersionSchema.nullable(),
+    deployed: z.array(DeployedVersionSchema),
+    reconcilers: StatusCountsSchema,
+  })
+  .openapi('TargetState');
+
+const listEnvironments = createRoute({
+  method: 'get',
+  path: '/environments',
+  summary: 'Environments in promotion order, with targets, hosts and reconcilers by status',
+  responses: { ...jsonResponse(z.object({ items: z.array(EnvironmentSchema) }), 'Environments'), ...errorResponses },
+});
+
+const environmentState = createRoute({
+  method: 'get',
+  path: '/environments/{environment}/state',
+  summary: 'Environment state: per deployment target, desired and deployed versions',
+  request: { params: z.object({ environment: NameParam('environment', 'path', 'Environment name') }) },
+  responses: {
+    ...jsonResponse(z.object({ environment: z.string(), items: z.array(TargetStateSchema) }), 'Deployment targets of the environment'),
+    ...errorResponses,
+    ...notFoundResponse,
+  },
+});
+
+export function environmentsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
+  app.openapi(listEnvironments, async (c) => {
+    const items = await environmentsReport(deps.db, reportContext(deps));
+    return c.json({ items }, 200);
+  });
+
+  app.openapi(environmentState, async (c) => {
+    const { environment } = c.req.valid('param');
+    if (!(await environmentExists(deps.db, environment))) {
+      throw new ApiError(404, 'not_found', `environment ${JSON.stringify(environment)} not found`);
+    }
+    const items = await environmentStateReport(deps.db, reportContext(deps), environment);
+    return c.json({ environment, items: serialized(items) }, 200);
+  });
+}

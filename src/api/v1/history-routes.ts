@@ -1,0 +1,71 @@
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { decodeCursor, historyReport } from '../../store/reports/history-report.ts';
+import { ApiError } from '../api-error.ts';
+import type { ApiV1Deps } from './api-deps.ts';
+import { errorResponses, jsonResponse, NameParam, ReportedStatusSchema, Timestamp } from './schemas.ts';
+import { serialized } from './serialize.ts';
+
+const HistoryItemSchema = z
+  .object({
+    observedAt: Timestamp,
+    receivedAt: Timestamp,
+    host: z.string(),
+    reconciler: z.string(),
+    reconcilerType: z.string(),
+    manifestsEndpoint: z.string(),
+    commit: z.string(),
+    status: ReportedStatusSchema,
+    statusMessage: z.string(),
+    environment: z.string().nullable(),
+    workspace: z.string().nullable(),
+    application: z.string().nullable(),
+    workload: z.string().nullable(),
+    deploymentTarget: z.string().nullable(),
+    version: z.string().nullable(),
+  })
+  .openapi('HistoryItem');
+
+const time = (name: string, description: string) =>
+  z.iso.datetime({ offset: true }).optional().openapi({ param: { name, in: 'query' }, description, example: '2026-11-20T00:00:00Z' });
+
+const history = createRoute({
+  method: 'get',
+  path: '/history',
+  summary: 'State transitions, newest first, filtered and paged',
+  request: {
+    query: z.object({
+      environment: NameParam('environment', 'query', 'Environment').optional(),
+      workspace: NameParam('workspace', 'query', 'Workspace').optional(),
+      application: NameParam('application', 'query', 'Application').optional(),
+      workload: NameParam('workload', 'query', 'Workload').optional(),
+      deploymentTarget: NameParam('deploymentTarget', 'query', 'Deployment target').optional(),
+      host: NameParam('host', 'query', 'Host').optional(),
+      reconciler: NameParam('reconciler', 'query', 'Reconciler').optional(),
+      since: time('since', 'Only transitions observed at or after this time'),
+      until: time('until', 'Only transitions observed before this time'),
+      limit: z.coerce.number().int().min(1).max(1_000).default(100),
+      cursor: z.string().max(200).optional().openapi({ description: 'nextCursor of the previous page' }),
+    }),
+  },
+  responses: {
+    ...jsonResponse(z.object({ items: z.array(HistoryItemSchema), nextCursor: z.string().nullable() }), 'A page of transitions'),
+    ...errorResponses,
+  },
+});
+
+export function historyRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
+  app.openapi(history, async (c) => {
+    const query = c.req.valid('query');
+    const cursor = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    if (query.cursor !== undefined && cursor === undefined) {
+      throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
+    }
+    const page = await historyReport(deps.db, {
+      ...query,
+      since: query.since === undefined ? undefined : new Date(query.since),
+      until: query.until === undefined ? undefined : new Date(query.until),
+      cursor,
+    });
+    return c.json(serialized(page), 200);
+  });
+}

@@ -1,0 +1,57 @@
+// Shapes of the API's answers and parameters, in zod: they validate requests and generate the
+// OpenAPI document, so the documentation cannot drift from the code.
+import { z } from '@hono/zod-openapi';
+
+export const ErrorSchema = z
+  .object({ error: z.object({ code: z.string(), message: z.string() }) })
+  .openapi('Error', { example: { error: { code: 'invalid_parameter', message: 'limit: must be at most 1000' } } });
+
+export const StatusCountsSchema = z
+  .object({
+    total: z.number().int(),
+    succeeded: z.number().int(),
+    failed: z.number().int(),
+    inProgress: z.number().int(),
+    stale: z.number().int().openapi({ description: 'Silent longer than the stale-after setting; never counted as success.' }),
+  })
+  .openapi('StatusCounts');
+
+export const EffectiveStatusSchema = z.enum(['success', 'failure', 'in_progress', 'stale']).openapi('EffectiveStatus');
+export const ReportedStatusSchema = z.enum(['success', 'failure', 'in_progress']).openapi('ReportedStatus');
+
+export const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-20T09:14:02.000Z' });
+
+export const NameParam = (name: string, where: 'path' | 'query', description: string) =>
+  z
+    .string()
+    .min(1)
+    .max(253)
+    .openapi({ param: { name, in: where }, description });
+
+export const DesiredVersionSchema = z
+  .object({ version: z.string(), build: z.string(), commit: z.string(), assignedAt: Timestamp })
+  .openapi('DesiredVersion');
+
+export const DeployedVersionSchema = z
+  .object({
+    version: z.string().nullable().openapi({ description: 'null when no descriptor assigned the applied commit to this target' }),
+    commit: z.string(),
+    reconcilers: StatusCountsSchema,
+  })
+  .openapi('DeployedVersion');
+
+export const errorResponses = {
+  400: { description: 'A parameter is invalid; the message names it.', content: { 'application/json': { schema: ErrorSchema } } },
+  503: { description: 'The database is unreachable; retry later.', content: { 'application/json': { schema: ErrorSchema } } },
+} as const;
+
+export const notFoundResponse = {
+  404: { description: 'No such name.', content: { 'application/json': { schema: ErrorSchema } } },
+} as const;
+
+export function jsonResponse<T extends z.ZodType>(
+  schema: T,
+  description: string,
+): { 200: { description: string; content: { 'application/json': { schema: T } } } } {
+  return { 200: { description, content: { 'application/json': { schema } } } };
+}

@@ -1,0 +1,118 @@
+// "Drift": reconcilers that are not where their deployment target wants them — on another commit
+// than the target's current desired commit, failing, or stale — and since when.
+import { type Kysely, sql } from 'kysely';
+import type { HubDatabase } from '../database-schema.ts';
+import { type EffectiveStatus, effectiveStatus, lastSeen, type ReportContext, staleBefore } from './report-context.ts';
+
+export type DriftReason = 'not_on_desired_commit' | 'failing' | 'stale';
+
+export interface DriftItem {
+  environment: string;
+  workspace: string;
+  application: string;
+  workload: string;
+  deploymentTarget: string;
+  host: string;
+  reconciler: string;
+  desiredVersion: string | null;
+  desiredCommit: string | null;
+  appliedCommit: string;
+  /** The version whose assignment carries the applied commit, if any. */
+  appliedVersion: string | null;
+  status: EffectiveStatus;
+  statusMessage: string;
+  reasons: DriftReason[];
+  /** The earliest moment any of the reasons held. */
+  driftingSince: Date;
+  driftingForSeconds: number;
+}
+
+export async function driftReport(
+  db: Kysely<HubDatabase>,
+  context: ReportContext,
+  environment: string | undefined,
+): Promise<DriftItem[]> {
+  const stale = sql<boolean>`${lastSeen('s')} < ${staleBefore(context)}::timestamptz`;
+  const rows = await sql<{
+    environment: string;
+    workspace: string;
+    application: string;
+    workload: string;
+    target: string;
+    host: string;
+    reconciler: string;
+    desired_version: string | null;
+    desired_commit: string | null;
+    assigned_at: Date | null;
+    applied_commit: string;
+    applied_version: string | null;
+    status: EffectiveStatus;
+    reported_status: string;
+    status_message: string;
+    observed_at: Date;
+    last_seen_at: Date;
+    is_stale: boolean;
+  }>`
+    SELECT e.name AS environment, ws.name AS workspace, app.name AS application, w.name AS workload, t.name AS target,
+           h.name AS host, r.name AS reconciler, cv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
+           ca.assigned_at, s.gitops_commit_id AS applied_commit, dv.version AS applied_version,
+           ${effectiveStatus('s', context)} AS status, s.status AS reported_status, s.status_message, s.observed_at,
+           ${lastSeen('s')} AS last_seen_at, ${stale} AS is_stale
+      FROM deployment_target t
+      JOIN environment e ON e.id = t.environment_id
+      JOIN workload w ON w.id = t.workload_id
+      JOIN application app ON app.id = w.application_id
+      JOIN workspace ws ON ws.id = app.workspace_id
+      JOIN reconciler r ON r.manifests_endpoint_id = t.manifests_endpoint_id AND r.removed_at IS NULL
+      JOIN deployment_state s ON s.reconciler_id = r.id
+      JOIN host h ON h.id = r.host_id
+      LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
+      LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
+      LEFT JOIN deployment_assignment da ON da.deployment_target_id = t.id AND da.gitops_commit_id = s.gitops_commit_id
+      LEFT JOIN workload_version dv ON dv.id = da.workload_version_id
+     WHERE (${environment ?? null}::text IS NULL OR e.name = ${environment ?? null}::text)
+       AND (s.gitops_commit_id IS DISTINCT FROM coalesce(ca.gitops_commit_id, s.gitops_commit_id)
+            OR s.status = 'failure' OR ${stale})`.execute(db);
+
+  const items = rows.rows.map((row): DriftItem => {
+    const reasons: DriftReason[] = [];
+    const since: Date[] = [];
+    if (row.desired_commit !== null && row.applied_commit !== row.desired_commit) {
+      reasons.push('not_on_desired_commit');
+      // Out of date since the new desired commit was assigned, or since the reconciler moved
+      // away from it, whichever came later.
+      since.push(row.assigned_at! > row.observed_at ? row.assigned_at! : row.observed_at);
+    }
+    if (row.reported_status === 'failure') {
+      reasons.push('failing');
+      since.push(row.observed_at);
+    }
+    if (row.is_stale) {
+      reasons.push('stale');
+      since.push(row.last_seen_at);
+    }
+    const driftingSince = new Date(Math.min(...since.map((time) => time.getTime())));
+    return {
+      environment: row.environment,
+      workspace: row.workspace,
+      application: row.application,
+      workload: row.workload,
+      deploymentTarget: row.target,
+      host: row.host,
+      reconciler: row.reconciler,
+      desiredVersion: row.desired_version,
+      desiredCommit: row.desired_commit,
+      appliedCommit: row.applied_commit,
+      appliedVersion: row.applied_version,
+      status: row.status,
+      statusMessage: row.status_message,
+      reasons,
+      driftingSince,
+      driftingForSeconds: Math.max(0, Math.round((context.asOf.getTime() - driftingSince.getTime()) / 1_000)),
+    };
+  });
+  // Longest-standing drift first.
+  return items.sort(
+    (a, b) => a.driftingSince.getTime() - b.driftingSince.getTime() || a.host.localeCompare(b.host) || a.reconciler.localeCompare(b.reconciler),
+  );
+}

@@ -1,0 +1,204 @@
+// "Hosts" and "cluster state": every host with its reconcilers' status, and one host in detail.
+import { type Kysely, sql } from 'kysely';
+import type { HubDatabase } from '../database-schema.ts';
+import { ENVIRONMENT_ORDER } from './environments-report.ts';
+import {
+  countsFromRow,
+  type EffectiveStatus,
+  effectiveStatus,
+  lastSeen,
+  type ReportContext,
+  staleBefore,
+  type StatusCountRow,
+  type StatusCounts,
+  statusCountColumns,
+} from './report-context.ts';
+
+export interface HostSummary {
+  name: string;
+  type: string;
+  firstSeenAt: Date;
+  lastSeenAt: Date;
+  /** No report from any of its reconcilers within the stale-after window. */
+  stale: boolean;
+  environments: string[];
+  reconcilers: StatusCounts;
+}
+
+export interface HostsFilter {
+  readonly environment?: string | undefined;
+  /** Hosts with at least one reconciler in this status. */
+  readonly status?: EffectiveStatus | undefined;
+  /** Page after this host name. */
+  readonly after?: string | undefined;
+  readonly limit: number;
+}
+
+export async function hostsReport(
+  db: Kysely<HubDatabase>,
+  context: ReportContext,
+  filter: HostsFilter,
+): Promise<{ items: HostSummary[]; nextCursor: string | null }> {
+  const status = effectiveStatus('s', context);
+  const rows = await sql<
+    { name: string; type: string; first_seen_at: Date; last_seen_at: Date; environments: string[] | null } & StatusCountRow
+  >`
+    SELECT h.name, h.type, h.first_seen_at, h.last_seen_at,
+           (SELECT array_agg(DISTINCT e.name)
+              FROM reconciler r2
+              JOIN deployment_target t ON t.manifests_endpoint_id = r2.manifests_endpoint_id
+              JOIN environment e ON e.id = t.environment_id
+             WHERE r2.host_id = h.id AND r2.removed_at IS NULL) AS environments,
+           ${statusCountColumns(status, sql`s.reconciler_id`, { distinct: false })}
+      FROM host h
+      LEFT JOIN reconciler r ON r.host_id = h.id AND r.removed_at IS NULL
+      LEFT JOIN deployment_state s ON s.reconciler_id = r.id
+     WHERE (${filter.after ?? null}::text IS NULL OR h.name > ${filter.after ?? null}::text)
+       AND (${filter.environment ?? null}::text IS NULL OR EXISTS (
+             SELECT 1 FROM reconciler r3
+               JOIN deployment_target t ON t.manifests_endpoint_id = r3.manifests_endpoint_id
+               JOIN environment e ON e.id = t.environment_id
+              WHERE r3.host_id = h.id AND r3.removed_at IS NULL AND e.name = ${filter.environment ?? null}::text))
+     GROUP BY h.id
+    HAVING ${filter.status ?? null}::text IS NULL OR count(*) FILTER (WHERE ${status} = ${filter.status ?? null}::text) > 0
+     ORDER BY h.name
+     LIMIT ${filter.limit + 1}`.execute(db);
+  const cutoff = staleBefore(context);
+  const items = rows.rows.slice(0, filter.limit).map((row) => ({
+    name: row.name,
+    type: row.type,
+    firstSeenAt: row.first_seen_at,
+    lastSeenAt: row.last_seen_at,
+    stale: row.last_seen_at < cutoff,
+    environments: (row.environments ?? []).sort(),
+    reconcilers: countsFromRow(row),
+  }));
+  const nextCursor = rows.rows.length > filter.limit ? items[items.length - 1]!.name : null;
+  return { items, nextCursor };
+}
+
+export interface HostReconcilerTarget {
+  workspace: string;
+  application: string;
+  workload: string;
+  deploymentTarget: string;
+  environment: string;
+  /** The version whose assignment carries the applied commit, if any. */
+  deployedVersion: string | null;
+  desiredVersion: string | null;
+  desiredCommit: string | null;
+}
+
+export interface HostReconciler {
+  reconciler: string;
+  type: string;
+  manifestsEndpoint: string;
+  commit: string;
+  status: EffectiveStatus;
+  reportedStatus: 'success' | 'failure' | 'in_progress';
+  statusMessage: string;
+  /** When the reconciler entered its current state. */
+  deployedAt: Date;
+  lastSeenAt: Date;
+  deploymentTargets: HostReconcilerTarget[];
+}
+
+export interface HostState {
+  name: string;
+  type: string;
+  firstSeenAt: Date;
+  lastSeenAt: Date;
+  stale: boolean;
+  reconcilers: HostReconciler[];
+}
+
+export async function hostStateReport(
+  db: Kysely<HubDatabase>,
+  context: ReportContext,
+  hostName: string,
+): Promise<HostState | undefined> {
+  const host = await db
+    .selectFrom('host')
+    .select(['id', 'name', 'type', 'first_seen_at', 'last_seen_at'])
+    .where('name', '=', hostName)
+    .executeTakeFirst();
+  if (host === undefined) return undefined;
+  const rows = await sql<{
+    reconciler_id: number;
+    reconciler: string;
+    type: string;
+    endpoint: string;
+    commit: string;
+    status: EffectiveStatus;
+    reported_status: HostReconciler['reportedStatus'];
+    status_message: string;
+    observed_at: Date;
+    last_seen_at: Date;
+    workspace: string | null;
+    application: string | null;
+    workload: string | null;
+    target: string | null;
+    environment: string | null;
+    deployed_version: string | null;
+    desired_version: string | null;
+    desired_commit: string | null;
+  }>`
+    SELECT r.id AS reconciler_id, r.name AS reconciler, r.type, me.endpoint, s.gitops_commit_id AS commit,
+           ${effectiveStatus('s', context)} AS status, s.status AS reported_status, s.status_message,
+           s.observed_at, ${lastSeen('s')} AS last_seen_at,
+           ws.name AS workspace, app.name AS application, w.name AS workload, t.name AS target, e.name AS environment,
+           dv.version AS deployed_version, cv.version AS desired_version, ca.gitops_commit_id AS desired_commit
+      FROM reconciler r
+      JOIN deployment_state s ON s.reconciler_id = r.id
+      JOIN manifests_endpoint me ON me.id = r.manifests_endpoint_id
+      LEFT JOIN deployment_target t ON t.manifests_endpoint_id = r.manifests_endpoint_id
+      LEFT JOIN environment e ON e.id = t.environment_id
+      LEFT JOIN workload w ON w.id = t.workload_id
+      LEFT JOIN application app ON app.id = w.application_id
+      LEFT JOIN workspace ws ON ws.id = app.workspace_id
+      LEFT JOIN deployment_assignment da ON da.deployment_target_id = t.id AND da.gitops_commit_id = s.gitops_commit_id
+      LEFT JOIN workload_version dv ON dv.id = da.workload_version_id
+      LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
+      LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
+     WHERE r.host_id = ${host.id} AND r.removed_at IS NULL
+     ORDER BY r.name, ${ENVIRONMENT_ORDER}, t.name`.execute(db);
+  const reconcilers = new Map<number, HostReconciler>();
+  for (const row of rows.rows) {
+    let reconciler = reconcilers.get(row.reconciler_id);
+    if (reconciler === undefined) {
+      reconciler = {
+        reconciler: row.reconciler,
+        type: row.type,
+        manifestsEndpoint: row.endpoint,
+        commit: row.commit,
+        status: row.status,
+        reportedStatus: row.reported_status,
+        statusMessage: row.status_message,
+        deployedAt: row.observed_at,
+        lastSeenAt: row.last_seen_at,
+        deploymentTargets: [],
+      };
+      reconcilers.set(row.reconciler_id, reconciler);
+    }
+    if (row.target !== null) {
+      reconciler.deploymentTargets.push({
+        workspace: row.workspace!,
+        application: row.application!,
+        workload: row.workload!,
+        deploymentTarget: row.target,
+        environment: row.environment!,
+        deployedVersion: row.deployed_version,
+        desiredVersion: row.desired_version,
+        desiredCommit: row.desired_commit,
+      });
+    }
+  }
+  return {
+    name: host.name,
+    type: host.type,
+    firstSeenAt: host.first_seen_at,
+    lastSeenAt: host.last_seen_at,
+    stale: host.last_seen_at < staleBefore(context),
+    reconcilers: [...reconcilers.values()],
+  };
+}

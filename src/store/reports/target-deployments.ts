@@ -1,0 +1,115 @@
+// Deployment targets with their desired state (current assignment) and their real state (the
+// reconcilers pulling the target's manifests endpoint, grouped by the commit they applied).
+// Shared by the environment-state and the comparison reports.
+import { type Kysely, sql } from 'kysely';
+import type { HubDatabase } from '../database-schema.ts';
+import { ENVIRONMENT_ORDER } from './environments-report.ts';
+import {
+  addStatus,
+  type EffectiveStatus,
+  effectiveStatus,
+  emptyCounts,
+  mergeCounts,
+  type ReportContext,
+  type StatusCounts,
+} from './report-context.ts';
+
+export interface DesiredVersion {
+  version: string;
+  build: string;
+  commit: string;
+  assignedAt: Date;
+}
+
+export interface DeployedVersion {
+  /** The version whose assignment carries the applied commit; null when no descriptor names it. */
+  version: string | null;
+  commit: string;
+  reconcilers: StatusCounts;
+}
+
+export interface TargetDeployment {
+  workspace: string;
+  application: string;
+  workload: string;
+  deploymentTarget: string;
+  environment: string;
+  manifestsEndpoint: string;
+  desired: DesiredVersion | null;
+  deployed: DeployedVersion[];
+  reconcilers: StatusCounts;
+}
+
+export async function targetDeployments(
+  db: Kysely<HubDatabase>,
+  context: ReportContext,
+  environments: readonly string[],
+): Promise<TargetDeployment[]> {
+  const targets = await sql<{
+    id: number;
+    workspace: string;
+    application: string;
+    workload: string;
+    target: string;
+    environment: string;
+    endpoint: string;
+    version: string | null;
+    build: string | null;
+    commit: string | null;
+    assigned_at: Date | null;
+  }>`
+    SELECT t.id, ws.name AS workspace, app.name AS application, w.name AS workload, t.name AS target,
+           e.name AS environment, me.endpoint, v.version, v.build, a.gitops_commit_id AS commit, a.assigned_at
+      FROM deployment_target t
+      JOIN environment e ON e.id = t.environment_id
+      JOIN workload w ON w.id = t.workload_id
+      JOIN application app ON app.id = w.application_id
+      JOIN workspace ws ON ws.id = app.workspace_id
+      JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
+      LEFT JOIN deployment_assignment a ON a.id = t.current_assignment_id
+      LEFT JOIN workload_version v ON v.id = a.workload_version_id
+     WHERE e.name = ANY(${environments}::text[])
+     ORDER BY ws.name, app.name, w.name, t.name, ${ENVIRONMENT_ORDER}`.execute(db);
+
+  const deployed = await sql<{ target_id: number; commit: string; version: string | null; status: EffectiveStatus; n: number }>`
+    SELECT t.id AS target_id, s.gitops_commit_id AS commit, v.version, ${effectiveStatus('s', context)} AS status, count(*)::int AS n
+      FROM deployment_target t
+      JOIN environment e ON e.id = t.environment_id
+      JOIN reconciler r ON r.manifests_endpoint_id = t.manifests_endpoint_id AND r.removed_at IS NULL
+      JOIN deployment_state s ON s.reconciler_id = r.id
+      LEFT JOIN deployment_assignment a ON a.deployment_target_id = t.id AND a.gitops_commit_id = s.gitops_commit_id
+      LEFT JOIN workload_version v ON v.id = a.workload_version_id
+     WHERE e.name = ANY(${environments}::text[])
+     GROUP BY 1, 2, 3, 4`.execute(db);
+
+  const byTarget = new Map<number, Map<string, DeployedVersion>>();
+  for (const row of deployed.rows) {
+    const versions = byTarget.get(row.target_id) ?? new Map<string, DeployedVersion>();
+    byTarget.set(row.target_id, versions);
+    const entry = versions.get(row.commit) ?? { version: row.version, commit: row.commit, reconcilers: emptyCounts() };
+    versions.set(row.commit, entry);
+    addStatus(entry.reconcilers, row.status, row.n);
+  }
+
+  return targets.rows.map((row) => {
+    const versions = [...(byTarget.get(row.id)?.values() ?? [])].sort(
+      (a, b) => b.reconcilers.total - a.reconcilers.total || (a.commit < b.commit ? -1 : a.commit > b.commit ? 1 : 0),
+    );
+    const reconcilers = emptyCounts();
+    for (const version of versions) mergeCounts(reconcilers, version.reconcilers);
+    return {
+      workspace: row.workspace,
+      application: row.application,
+      workload: row.workload,
+      deploymentTarget: row.target,
+      environment: row.environment,
+      manifestsEndpoint: row.endpoint,
+      desired:
+        row.commit === null || row.version === null || row.assigned_at === null
+          ? null
+          : { version: row.version, build: row.build ?? '', commit: row.commit, assignedAt: row.assigned_at },
+      deployed: versions,
+      reconcilers,
+    };
+  });
+}
