@@ -1,67 +1,91 @@
-// A hub for benchmarks: its own embedded PostgreSQL (default settings, as `npm start` runs it) in
-// a temporary directory, and the hub as a separate process, so that the load generator and the
-// hub do not share an event loop.
+// Benchmarks run against their own embedded PostgreSQL (default settings, as `npm start` runs it)
+// in a temporary directory, and against the hub as a separate process, so that the load
+// generator and the hub do not share an event loop.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { createLogger } from '../src/log/logger.ts';
+import { connectDatabase, type Database } from '../src/store/connect.ts';
 import { EmbeddedPostgres } from '../src/store/embedded/embedded-postgres.ts';
+import { migrateToLatest } from '../src/store/migrate.ts';
 import { freePort } from '../test/support/ports.ts';
+
+export interface BenchServer {
+  /** A new, migrated database on the server. */
+  createDatabase(name: string): Promise<{ url: string; database: Database }>;
+  stop(): Promise<void>;
+}
+
+export async function startBenchServer(): Promise<BenchServer> {
+  const directory = await mkdtemp(path.join(os.tmpdir(), 'kalypso-bench-'));
+  await chmod(directory, 0o755);
+  const log = createLogger('warn');
+  const server = new EmbeddedPostgres({ dataDir: directory, port: await freePort(), password: 'bench', database: 'postgres' }, log);
+  await server.start();
+  return {
+    async createDatabase(name) {
+      const admin = new pg.Client({ connectionString: server.url });
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${name}`);
+      await admin.end();
+      const url = server.url.replace(/\/postgres$/, `/${name}`);
+      const database = connectDatabase({ url, poolSize: 4, connectTimeoutMs: 5_000, applicationName: 'bench' }, log);
+      const { error } = await migrateToLatest(database.db);
+      if (error !== undefined) throw error;
+      return { url, database };
+    },
+    async stop() {
+      await server.stop();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
 
 export interface BenchHub {
   readonly ports: { readonly http: number; readonly otlpGrpc: number; readonly otlpHttp: number };
-  readonly databaseUrl: string;
-  readonly pid: number;
+  readonly baseUrl: string;
   /** Resident set size of the hub process, in MiB. */
   rssMiB(): Promise<number>;
   stop(): Promise<void>;
 }
 
-export async function startBenchHub(): Promise<BenchHub> {
-  const directory = await mkdtemp(path.join(os.tmpdir(), 'kalypso-bench-'));
-  await chmod(directory, 0o755);
-  const server = new EmbeddedPostgres(
-    { dataDir: directory, port: await freePort(), password: 'bench', database: 'kalypso' },
-    createLogger('warn'),
-  );
-  await server.start();
+export async function startBenchHub(databaseUrl: string, flags: readonly string[] = []): Promise<BenchHub> {
   const ports = { http: await freePort(), otlpGrpc: await freePort(), otlpHttp: await freePort() };
   const child: ChildProcess = spawn(
     process.execPath,
     [
       path.resolve(import.meta.dirname, '../src/cli/main.ts'),
       'serve',
-      '--database-url', server.url,
+      '--database-url', databaseUrl,
       '--listen-host', '127.0.0.1',
       '--http-port', String(ports.http),
       '--otlp-grpc-port', String(ports.otlpGrpc),
       '--otlp-http-port', String(ports.otlpHttp),
       '--log-level', 'warn',
+      ...flags,
     ],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );
+  const baseUrl = `http://127.0.0.1:${ports.http}`;
   for (let attempt = 0; ; attempt += 1) {
-    const ready = await fetch(`http://127.0.0.1:${ports.http}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false);
     if (ready) break;
     if (attempt > 300 || child.exitCode !== null) throw new Error('benchmark hub did not start');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return {
     ports,
-    databaseUrl: server.url,
-    pid: child.pid!,
+    baseUrl,
     async rssMiB() {
       const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
-      const kib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      return Math.round(kib / 1024);
+      return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
     },
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
-      await server.stop();
-      await rm(directory, { recursive: true, force: true });
     },
   };
 }

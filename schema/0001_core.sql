@@ -125,9 +125,12 @@ CREATE TABLE reconciler (
 -- The rollout gate and environment state find a target's reconcilers by endpoint.
 CREATE INDEX reconciler_by_endpoint ON reconciler (manifests_endpoint_id) WHERE removed_at IS NULL;
 
--- Current state: one row per reconciler that has reported.
+-- Current state: one row per active reconciler that has reported. Removing a reconciler deletes its
+-- row here (its history stays), so reports read active reconcilers from this table alone.
 CREATE TABLE deployment_state (
   reconciler_id         bigint PRIMARY KEY REFERENCES reconciler,
+  -- Copied from the reconciler, so that reports aggregate this table without joining it.
+  host_id               bigint NOT NULL REFERENCES host,
   manifests_endpoint_id bigint NOT NULL REFERENCES manifests_endpoint,
   gitops_commit_id      text NOT NULL,
   status                deployment_status NOT NULL,
@@ -135,11 +138,14 @@ CREATE TABLE deployment_state (
   -- When this state was first observed: the transition into it (host clock).
   observed_at           timestamptz NOT NULL,
   -- The newest report that confirmed it (host clock) and when the hub received a report last.
-  -- A reconciler is stale when least(last_observed_at, last_received_at) is too old.
   last_observed_at      timestamptz NOT NULL,
-  last_received_at      timestamptz NOT NULL DEFAULT now()
+  last_received_at      timestamptz NOT NULL DEFAULT now(),
+  -- The newest moment the reconciler is known alive: its clock, never later than receipt.
+  -- Stale when older than the stale-after setting.
+  last_seen_at          timestamptz GENERATED ALWAYS AS (least(last_observed_at, last_received_at)) STORED
 );
 CREATE INDEX deployment_state_by_endpoint_commit ON deployment_state (manifests_endpoint_id, gitops_commit_id);
+CREATE INDEX deployment_state_by_host ON deployment_state (host_id);
 
 -- Append-only: every state transition of every reconciler, including late (out-of-order) reports.
 CREATE TABLE deployment_state_history (

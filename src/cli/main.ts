@@ -2,6 +2,7 @@
 import { ConfigError, describeSettings, resolveConfig } from '../config/config.ts';
 import { createLogger } from '../log/logger.ts';
 import { runMigrate } from './migrate-command.ts';
+import { ROLLOUT_USAGE, runRollout } from './rollout-command.ts';
 import { runServe } from './serve-command.ts';
 
 const USAGE = `Usage: kalypso-hub [command] [flags]
@@ -9,6 +10,7 @@ const USAGE = `Usage: kalypso-hub [command] [flags]
 Commands:
   serve      run the hub: OTLP receivers, API, store (default)
   migrate    apply database migrations and exit
+  rollout    rollout gate for CD pipelines (kalypso-hub rollout --help)
   help       show this help
 
 Settings (flag > KALYPSO_* variable > generic variable > default):
@@ -26,6 +28,10 @@ try {
       break;
     case 'migrate':
       process.exitCode = await runMigrate(resolveConfig(flags, process.env));
+      break;
+    case 'rollout':
+      if (flags.includes('--help')) process.stdout.write(ROLLOUT_USAGE);
+      else process.exitCode = await runRollout(flags, process.env);
       break;
     case 'help':
     case '--help':

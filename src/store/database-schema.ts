@@ -94,6 +94,7 @@ export interface ReconcilerTable {
 
 export interface DeploymentStateTable {
   reconciler_id: number;
+  host_id: number;
   manifests_endpoint_id: number;
   gitops_commit_id: string;
   status: DeploymentStatus;
@@ -101,6 +102,7 @@ export interface DeploymentStateTable {
   observed_at: Timestamp;
   last_observed_at: Timestamp;
   last_received_at: DefaultedTimestamp;
+  last_seen_at: ColumnType<Date, never, never>;
 }
 
 export interface DeploymentStateHistoryTable {

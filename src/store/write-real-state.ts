@@ -72,7 +72,8 @@ export async function writeRealState(
   const lateKept = plan.late.length === 0 ? [] : keepLateReports(plan.late, await latePredecessors(trx, plan.late));
   const history = [...plan.history, ...lateKept];
   const inserted = await insertHistory(trx, history, receivedAt);
-  await upsertCurrentStates(trx, plan.current, receivedAt);
+  const hostOf = new Map(reports.map((report) => [report.reconcilerId, report.hostId]));
+  await upsertCurrentStates(trx, plan.current, hostOf, receivedAt);
   const confirmedOnly = reconcilerIds.filter((id) => !plan.current.has(id) && stored.has(id));
   if (confirmedOnly.length > 0) {
     await sql`UPDATE deployment_state SET last_received_at = ${receivedAt}
@@ -137,6 +138,7 @@ async function insertHistory(trx: Kysely<HubDatabase>, rows: readonly StateRepor
 async function upsertCurrentStates(
   trx: Kysely<HubDatabase>,
   current: ReadonlyMap<number, CurrentState>,
+  hostOf: ReadonlyMap<number, number>,
   receivedAt: Date,
 ): Promise<void> {
   if (current.size === 0) return;
@@ -144,10 +146,11 @@ async function upsertCurrentStates(
   const states = ids.map((id) => current.get(id)!);
   await sql`
     INSERT INTO deployment_state
-           (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, status_message,
+           (reconciler_id, host_id, manifests_endpoint_id, gitops_commit_id, status, status_message,
             observed_at, last_observed_at, last_received_at)
     SELECT s.*, ${receivedAt}::timestamptz
       FROM unnest(${ids}::bigint[],
+                  ${ids.map((id) => hostOf.get(id)!)}::bigint[],
                   ${states.map((state) => state.endpointId)}::bigint[],
                   ${states.map((state) => state.commitId)}::text[],
                   ${states.map((state) => state.status)}::deployment_status[],

@@ -43,7 +43,7 @@ const history = createRoute({
       reconciler: NameParam('reconciler', 'query', 'Reconciler').optional(),
       since: time('since', 'Only transitions observed at or after this time'),
       until: time('until', 'Only transitions observed before this time'),
-      limit: z.coerce.number().int().min(1).max(1_000).default(100),
+      limit: z.coerce.number().int().min(1).max(1_000).default(100).openapi({ description: 'Transitions per page (a transition of an endpoint shared by several targets is one item per target)' }),
       cursor: z.string().max(200).optional().openapi({ description: 'nextCursor of the previous page' }),
     }),
   },

@@ -60,7 +60,7 @@ const listHosts = createRoute({
     query: z.object({
       environment: NameParam('environment', 'query', 'Only hosts with a reconciler on a target of this environment').optional(),
       status: EffectiveStatusSchema.optional().openapi({ description: 'Only hosts with at least one reconciler in this status' }),
-      limit: z.coerce.number().int().min(1).max(5_000).default(1_000),
+      limit: z.coerce.number().int().min(1).max(5_000).default(200),
       cursor: z.string().max(253).optional().openapi({ description: 'nextCursor of the previous page' }),
     }),
   },

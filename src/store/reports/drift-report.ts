@@ -53,26 +53,37 @@ export async function driftReport(
     last_seen_at: Date;
     is_stale: boolean;
   }>`
+    WITH targets AS (
+      SELECT t.id, t.manifests_endpoint_id, ca.gitops_commit_id AS desired_commit
+        FROM deployment_target t
+        JOIN environment e ON e.id = t.environment_id
+        LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
+       WHERE ${environment === undefined ? sql`true` : sql`e.name = ${environment}`}
+    ), drifting AS (
+      -- Find the drifting reconcilers on narrow rows first; name them afterwards.
+      SELECT t.id AS target_id, s.*
+        FROM targets t
+        JOIN deployment_state s ON s.manifests_endpoint_id = t.manifests_endpoint_id
+       WHERE s.gitops_commit_id IS DISTINCT FROM coalesce(t.desired_commit, s.gitops_commit_id)
+          OR s.status = 'failure' OR ${stale}
+    )
     SELECT e.name AS environment, ws.name AS workspace, app.name AS application, w.name AS workload, t.name AS target,
            h.name AS host, r.name AS reconciler, cv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
            ca.assigned_at, s.gitops_commit_id AS applied_commit, dv.version AS applied_version,
            ${effectiveStatus('s', context)} AS status, s.status AS reported_status, s.status_message, s.observed_at,
            ${lastSeen('s')} AS last_seen_at, ${stale} AS is_stale
-      FROM deployment_target t
+      FROM drifting s
+      JOIN deployment_target t ON t.id = s.target_id
       JOIN environment e ON e.id = t.environment_id
       JOIN workload w ON w.id = t.workload_id
       JOIN application app ON app.id = w.application_id
       JOIN workspace ws ON ws.id = app.workspace_id
-      JOIN reconciler r ON r.manifests_endpoint_id = t.manifests_endpoint_id AND r.removed_at IS NULL
-      JOIN deployment_state s ON s.reconciler_id = r.id
-      JOIN host h ON h.id = r.host_id
+      JOIN reconciler r ON r.id = s.reconciler_id
+      JOIN host h ON h.id = s.host_id
       LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
       LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
       LEFT JOIN deployment_assignment da ON da.deployment_target_id = t.id AND da.gitops_commit_id = s.gitops_commit_id
-      LEFT JOIN workload_version dv ON dv.id = da.workload_version_id
-     WHERE (${environment ?? null}::text IS NULL OR e.name = ${environment ?? null}::text)
-       AND (s.gitops_commit_id IS DISTINCT FROM coalesce(ca.gitops_commit_id, s.gitops_commit_id)
-            OR s.status = 'failure' OR ${stale})`.execute(db);
+      LEFT JOIN workload_version dv ON dv.id = da.workload_version_id`.execute(db);
 
   const items = rows.rows.map((row): DriftItem => {
     const reasons: DriftReason[] = [];

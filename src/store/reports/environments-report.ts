@@ -1,14 +1,7 @@
 // "Environments": every environment in promotion order, with its targets, hosts and reconcilers.
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
-import {
-  countsFromRow,
-  effectiveStatus,
-  type ReportContext,
-  type StatusCountRow,
-  type StatusCounts,
-  statusCountColumns,
-} from './report-context.ts';
+import { countsFromRow, type ReportContext, type StatusCountRow, type StatusCounts, statusCountColumns } from './report-context.ts';
 
 export interface EnvironmentSummary {
   name: string;
@@ -22,23 +15,34 @@ export interface EnvironmentSummary {
 export const ENVIRONMENT_ORDER = sql`coalesce(e.promotion_rank, 2147483647), e.id`;
 
 export async function environmentsReport(db: Kysely<HubDatabase>, context: ReportContext): Promise<EnvironmentSummary[]> {
-  const status = effectiveStatus('s', context);
+  // A reconciler pulls exactly one endpoint, so an environment's reconcilers are those on its
+  // (distinct) endpoints: aggregating deployment_state per endpoint counts each once.
   const rows = await sql<{ name: string; promotion_rank: number | null; targets: number; hosts: number } & StatusCountRow>`
-    WITH subscribers AS (
-      SELECT t.environment_id, r.id AS reconciler_id, r.host_id, ${status} AS status
-        FROM deployment_target t
-        JOIN reconciler r ON r.manifests_endpoint_id = t.manifests_endpoint_id AND r.removed_at IS NULL
-        JOIN deployment_state s ON s.reconciler_id = r.id
+    WITH environment_endpoints AS (
+      SELECT DISTINCT environment_id, manifests_endpoint_id FROM deployment_target
+    ), per_endpoint AS (
+      SELECT s.manifests_endpoint_id, ${statusCountColumns('s', context)}
+        FROM deployment_state s GROUP BY s.manifests_endpoint_id
     ), per_environment AS (
-      SELECT environment_id, count(DISTINCT host_id)::int AS hosts,
-             ${statusCountColumns(sql`status`, sql`reconciler_id`, { distinct: true })}
-        FROM subscribers GROUP BY environment_id
+      SELECT ee.environment_id, sum(p.total)::int AS total, sum(p.succeeded)::int AS succeeded, sum(p.failed)::int AS failed,
+             sum(p.in_progress)::int AS in_progress, sum(p.stale)::int AS stale
+        FROM environment_endpoints ee JOIN per_endpoint p ON p.manifests_endpoint_id = ee.manifests_endpoint_id
+       GROUP BY ee.environment_id
+    ), per_environment_hosts AS (
+      SELECT environment_id, count(*)::int AS hosts
+        FROM (SELECT DISTINCT ee.environment_id, s.host_id
+                FROM environment_endpoints ee JOIN deployment_state s ON s.manifests_endpoint_id = ee.manifests_endpoint_id) pairs
+       GROUP BY environment_id
+    ), per_environment_targets AS (
+      SELECT environment_id, count(*)::int AS targets FROM deployment_target GROUP BY environment_id
     )
-    SELECT e.name, e.promotion_rank,
-           (SELECT count(*)::int FROM deployment_target t WHERE t.environment_id = e.id) AS targets,
-           coalesce(p.hosts, 0) AS hosts, coalesce(p.total, 0) AS total, coalesce(p.succeeded, 0) AS succeeded,
+    SELECT e.name, e.promotion_rank, coalesce(pt.targets, 0) AS targets,
+           coalesce(ph.hosts, 0) AS hosts, coalesce(p.total, 0) AS total, coalesce(p.succeeded, 0) AS succeeded,
            coalesce(p.failed, 0) AS failed, coalesce(p.in_progress, 0) AS in_progress, coalesce(p.stale, 0) AS stale
-      FROM environment e LEFT JOIN per_environment p ON p.environment_id = e.id
+      FROM environment e
+      LEFT JOIN per_environment p ON p.environment_id = e.id
+      LEFT JOIN per_environment_hosts ph ON ph.environment_id = e.id
+      LEFT JOIN per_environment_targets pt ON pt.environment_id = e.id
      ORDER BY ${ENVIRONMENT_ORDER}`.execute(db);
   return rows.rows.map((row) => ({
     name: row.name,

@@ -18,11 +18,10 @@ export interface HistoryFilter {
   readonly limit: number;
 }
 
-/** Position after the last item of a page: (observed_at, history id, target id) descending. */
+/** Position after the last transition of a page: (observed_at, history id) descending. */
 export interface HistoryCursor {
   readonly observedAt: Date;
   readonly id: number;
-  readonly targetId: number;
 }
 
 export interface HistoryItem {
@@ -46,36 +45,63 @@ export interface HistoryItem {
 }
 
 export function encodeCursor(cursor: HistoryCursor): string {
-  return Buffer.from(JSON.stringify([cursor.observedAt.toISOString(), cursor.id, cursor.targetId])).toString('base64url');
+  return Buffer.from(JSON.stringify([cursor.observedAt.toISOString(), cursor.id])).toString('base64url');
 }
 
 /** undefined when the text is not a cursor this hub issued. */
 export function decodeCursor(text: string): HistoryCursor | undefined {
   try {
-    const [observedAt, id, targetId] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
+    const [observedAt, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
     const time = new Date(String(observedAt));
-    if (Number.isNaN(time.getTime()) || !Number.isSafeInteger(id) || !Number.isSafeInteger(targetId)) return undefined;
-    return { observedAt: time, id: id as number, targetId: targetId as number };
+    if (Number.isNaN(time.getTime()) || !Number.isSafeInteger(id)) return undefined;
+    return { observedAt: time, id: id as number };
   } catch {
     return undefined;
   }
 }
 
+/**
+ * A page of `limit` transitions, newest first. A transition whose endpoint belongs to several
+ * (matching) deployment targets is one item per target.
+ */
 export async function historyReport(
   db: Kysely<HubDatabase>,
   filter: HistoryFilter,
 ): Promise<{ items: HistoryItem[]; nextCursor: string | null }> {
-  const text = (value: string | undefined) => value ?? null;
-  const byTarget =
-    filter.environment !== undefined ||
-    filter.workspace !== undefined ||
-    filter.application !== undefined ||
-    filter.workload !== undefined ||
-    filter.deploymentTarget !== undefined;
+  const targetConditions = [
+    filter.environment === undefined ? undefined : sql`e.name = ${filter.environment}`,
+    filter.workspace === undefined ? undefined : sql`ws.name = ${filter.workspace}`,
+    filter.application === undefined ? undefined : sql`app.name = ${filter.application}`,
+    filter.workload === undefined ? undefined : sql`w.name = ${filter.workload}`,
+    filter.deploymentTarget === undefined ? undefined : sql`t.name = ${filter.deploymentTarget}`,
+  ].filter((condition) => condition !== undefined);
+  const matchingTargets = sql`
+    SELECT t.id, t.name, t.manifests_endpoint_id, e.name AS environment, ws.name AS workspace,
+           app.name AS application, w.name AS workload
+      FROM deployment_target t
+      JOIN environment e ON e.id = t.environment_id
+      JOIN workload w ON w.id = t.workload_id
+      JOIN application app ON app.id = w.application_id
+      JOIN workspace ws ON ws.id = app.workspace_id
+     ${targetConditions.length === 0 ? sql`` : sql`WHERE ${sql.join(targetConditions, sql` AND `)}`}`;
+  const reconcilerConditions = [
+    filter.host === undefined ? undefined : sql`host.name = ${filter.host}`,
+    filter.reconciler === undefined ? undefined : sql`r.name = ${filter.reconciler}`,
+  ].filter((condition) => condition !== undefined);
   const cursor = filter.cursor;
+  const pageConditions = [
+    reconcilerConditions.length === 0
+      ? undefined
+      : sql`h.reconciler_id IN (SELECT r.id FROM reconciler r JOIN host ON host.id = r.host_id
+                                WHERE ${sql.join(reconcilerConditions, sql` AND `)})`,
+    targetConditions.length === 0 ? undefined : sql`h.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM matching_targets)`,
+    filter.since === undefined ? undefined : sql`h.observed_at >= ${filter.since}`,
+    filter.until === undefined ? undefined : sql`h.observed_at < ${filter.until}`,
+    cursor === undefined ? undefined : sql`(h.observed_at, h.id) < (${cursor.observedAt}::timestamptz, ${cursor.id}::bigint)`,
+  ].filter((condition) => condition !== undefined);
+
   const rows = await sql<{
     id: number;
-    target_id: number;
     observed_at: Date;
     received_at: Date;
     host: string;
@@ -92,38 +118,30 @@ export async function historyReport(
     target: string | null;
     version: string | null;
   }>`
-    SELECT h.id, coalesce(t.id, 0)::int AS target_id, h.observed_at, h.received_at, host.name AS host,
-           r.name AS reconciler, r.type AS reconciler_type, me.endpoint, h.gitops_commit_id AS commit,
-           h.status, h.status_message, e.name AS environment, ws.name AS workspace, app.name AS application,
-           w.name AS workload, t.name AS target, v.version
-      FROM deployment_state_history h
+    WITH matching_targets AS (${matchingTargets}),
+    page AS (
+      -- The page is chosen on the history table alone, in index order; names are joined after.
+      SELECT h.id FROM deployment_state_history h
+       ${pageConditions.length === 0 ? sql`` : sql`WHERE ${sql.join(pageConditions, sql` AND `)}`}
+       ORDER BY h.observed_at DESC, h.id DESC
+       LIMIT ${filter.limit + 1}
+    )
+    SELECT h.id, h.observed_at, h.received_at, host.name AS host, r.name AS reconciler, r.type AS reconciler_type,
+           me.endpoint, h.gitops_commit_id AS commit, h.status, h.status_message, t.environment, t.workspace,
+           t.application, t.workload, t.name AS target, v.version
+      FROM page
+      JOIN deployment_state_history h ON h.id = page.id
       JOIN reconciler r ON r.id = h.reconciler_id
       JOIN host ON host.id = r.host_id
       JOIN manifests_endpoint me ON me.id = h.manifests_endpoint_id
-      ${byTarget ? sql`JOIN` : sql`LEFT JOIN`} deployment_target t ON t.manifests_endpoint_id = h.manifests_endpoint_id
-      LEFT JOIN environment e ON e.id = t.environment_id
-      LEFT JOIN workload w ON w.id = t.workload_id
-      LEFT JOIN application app ON app.id = w.application_id
-      LEFT JOIN workspace ws ON ws.id = app.workspace_id
+      LEFT JOIN matching_targets t ON t.manifests_endpoint_id = h.manifests_endpoint_id
       LEFT JOIN deployment_assignment a ON a.deployment_target_id = t.id AND a.gitops_commit_id = h.gitops_commit_id
       LEFT JOIN workload_version v ON v.id = a.workload_version_id
-     WHERE (${text(filter.host)}::text IS NULL OR host.name = ${text(filter.host)}::text)
-       AND (${text(filter.reconciler)}::text IS NULL OR r.name = ${text(filter.reconciler)}::text)
-       AND (${text(filter.environment)}::text IS NULL OR e.name = ${text(filter.environment)}::text)
-       AND (${text(filter.workspace)}::text IS NULL OR ws.name = ${text(filter.workspace)}::text)
-       AND (${text(filter.application)}::text IS NULL OR app.name = ${text(filter.application)}::text)
-       AND (${text(filter.workload)}::text IS NULL OR w.name = ${text(filter.workload)}::text)
-       AND (${text(filter.deploymentTarget)}::text IS NULL OR t.name = ${text(filter.deploymentTarget)}::text)
-       AND (${filter.since ?? null}::timestamptz IS NULL OR h.observed_at >= ${filter.since ?? null}::timestamptz)
-       AND (${filter.until ?? null}::timestamptz IS NULL OR h.observed_at < ${filter.until ?? null}::timestamptz)
-       ${
-         cursor === undefined
-           ? sql``
-           : sql`AND (h.observed_at, h.id, coalesce(t.id, 0)) < (${cursor.observedAt}::timestamptz, ${cursor.id}::bigint, ${cursor.targetId}::bigint)`
-       }
-     ORDER BY h.observed_at DESC, h.id DESC, coalesce(t.id, 0) DESC
-     LIMIT ${filter.limit + 1}`.execute(db);
-  const page = rows.rows.slice(0, filter.limit);
+     ORDER BY h.observed_at DESC, h.id DESC, t.id`.execute(db);
+
+  const transitions = [...new Set(rows.rows.map((row) => row.id))];
+  const kept = new Set(transitions.slice(0, filter.limit));
+  const page = rows.rows.filter((row) => kept.has(row.id));
   const last = page[page.length - 1];
   return {
     items: page.map((row) => ({
@@ -144,8 +162,6 @@ export async function historyReport(
       version: row.version,
     })),
     nextCursor:
-      rows.rows.length > filter.limit && last !== undefined
-        ? encodeCursor({ observedAt: last.observed_at, id: last.id, targetId: last.target_id })
-        : null,
+      transitions.length > filter.limit && last !== undefined ? encodeCursor({ observedAt: last.observed_at, id: last.id }) : null,
   };
 }

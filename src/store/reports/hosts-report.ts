@@ -6,6 +6,7 @@ import {
   countsFromRow,
   type EffectiveStatus,
   effectiveStatus,
+  hasStatus,
   lastSeen,
   type ReportContext,
   staleBefore,
@@ -39,30 +40,46 @@ export async function hostsReport(
   context: ReportContext,
   filter: HostsFilter,
 ): Promise<{ items: HostSummary[]; nextCursor: string | null }> {
-  const status = effectiveStatus('s', context);
+  const conditions = [
+    filter.after === undefined ? undefined : sql`h.name > ${filter.after}`,
+    filter.environment === undefined
+      ? undefined
+      : sql`h.id IN (SELECT s.host_id FROM deployment_state s WHERE s.manifests_endpoint_id IN (
+              SELECT t.manifests_endpoint_id FROM deployment_target t JOIN environment e ON e.id = t.environment_id
+               WHERE e.name = ${filter.environment}))`,
+    filter.status === undefined
+      ? undefined
+      : sql`h.id IN (SELECT s.host_id FROM deployment_state s WHERE ${hasStatus('s', filter.status, context)})`,
+  ].filter((condition) => condition !== undefined);
+  // Pick the page of hosts first; aggregate only their reconcilers.
   const rows = await sql<
     { name: string; type: string; first_seen_at: Date; last_seen_at: Date; environments: string[] | null } & StatusCountRow
   >`
-    SELECT h.name, h.type, h.first_seen_at, h.last_seen_at,
-           (SELECT array_agg(DISTINCT e.name)
-              FROM reconciler r2
-              JOIN deployment_target t ON t.manifests_endpoint_id = r2.manifests_endpoint_id
-              JOIN environment e ON e.id = t.environment_id
-             WHERE r2.host_id = h.id AND r2.removed_at IS NULL) AS environments,
-           ${statusCountColumns(status, sql`s.reconciler_id`, { distinct: false })}
-      FROM host h
-      LEFT JOIN reconciler r ON r.host_id = h.id AND r.removed_at IS NULL
-      LEFT JOIN deployment_state s ON s.reconciler_id = r.id
-     WHERE (${filter.after ?? null}::text IS NULL OR h.name > ${filter.after ?? null}::text)
-       AND (${filter.environment ?? null}::text IS NULL OR EXISTS (
-             SELECT 1 FROM reconciler r3
-               JOIN deployment_target t ON t.manifests_endpoint_id = r3.manifests_endpoint_id
-               JOIN environment e ON e.id = t.environment_id
-              WHERE r3.host_id = h.id AND r3.removed_at IS NULL AND e.name = ${filter.environment ?? null}::text))
-     GROUP BY h.id
-    HAVING ${filter.status ?? null}::text IS NULL OR count(*) FILTER (WHERE ${status} = ${filter.status ?? null}::text) > 0
-     ORDER BY h.name
-     LIMIT ${filter.limit + 1}`.execute(db);
+    WITH page AS (
+      SELECT h.id, h.name, h.type, h.first_seen_at, h.last_seen_at
+        FROM host h
+       ${conditions.length === 0 ? sql`` : sql`WHERE ${sql.join(conditions, sql` AND `)}`}
+       ORDER BY h.name
+       LIMIT ${filter.limit + 1}
+    ), counts AS (
+      SELECT s.host_id, ${statusCountColumns('s', context)}
+        FROM deployment_state s WHERE s.host_id IN (SELECT id FROM page)
+       GROUP BY s.host_id
+    ), environments AS (
+      SELECT s.host_id, array_agg(DISTINCT e.name) AS names
+        FROM deployment_state s
+        JOIN deployment_target t ON t.manifests_endpoint_id = s.manifests_endpoint_id
+        JOIN environment e ON e.id = t.environment_id
+       WHERE s.host_id IN (SELECT id FROM page)
+       GROUP BY s.host_id
+    )
+    SELECT page.name, page.type, page.first_seen_at, page.last_seen_at, environments.names AS environments,
+           coalesce(c.total, 0) AS total, coalesce(c.succeeded, 0) AS succeeded, coalesce(c.failed, 0) AS failed,
+           coalesce(c.in_progress, 0) AS in_progress, coalesce(c.stale, 0) AS stale
+      FROM page
+      LEFT JOIN counts c ON c.host_id = page.id
+      LEFT JOIN environments ON environments.host_id = page.id
+     ORDER BY page.name`.execute(db);
   const cutoff = staleBefore(context);
   const items = rows.rows.slice(0, filter.limit).map((row) => ({
     name: row.name,
@@ -148,10 +165,10 @@ export async function hostStateReport(
            s.observed_at, ${lastSeen('s')} AS last_seen_at,
            ws.name AS workspace, app.name AS application, w.name AS workload, t.name AS target, e.name AS environment,
            dv.version AS deployed_version, cv.version AS desired_version, ca.gitops_commit_id AS desired_commit
-      FROM reconciler r
-      JOIN deployment_state s ON s.reconciler_id = r.id
-      JOIN manifests_endpoint me ON me.id = r.manifests_endpoint_id
-      LEFT JOIN deployment_target t ON t.manifests_endpoint_id = r.manifests_endpoint_id
+      FROM deployment_state s
+      JOIN reconciler r ON r.id = s.reconciler_id
+      JOIN manifests_endpoint me ON me.id = s.manifests_endpoint_id
+      LEFT JOIN deployment_target t ON t.manifests_endpoint_id = s.manifests_endpoint_id
       LEFT JOIN environment e ON e.id = t.environment_id
       LEFT JOIN workload w ON w.id = t.workload_id
       LEFT JOIN application app ON app.id = w.application_id
@@ -160,7 +177,7 @@ export async function hostStateReport(
       LEFT JOIN workload_version dv ON dv.id = da.workload_version_id
       LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
       LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
-     WHERE r.host_id = ${host.id} AND r.removed_at IS NULL
+     WHERE s.host_id = ${host.id}
      ORDER BY r.name, ${ENVIRONMENT_ORDER}, t.name`.execute(db);
   const reconcilers = new Map<number, HostReconciler>();
   for (const row of rows.rows) {

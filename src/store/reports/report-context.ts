@@ -13,7 +13,7 @@ export type EffectiveStatus = 'success' | 'failure' | 'in_progress' | 'stale';
 
 /** The newest moment a reconciler is known to have been alive: host clock, capped at receipt. */
 export function lastSeen(state: string): RawBuilder<Date> {
-  return sql<Date>`least(${sql.ref(`${state}.last_observed_at`)}, ${sql.ref(`${state}.last_received_at`)})`;
+  return sql<Date>`${sql.ref(`${state}.last_seen_at`)}`;
 }
 
 /** The cut-off before which a reconciler's last report makes it stale. */
@@ -56,17 +56,20 @@ export function mergeCounts(into: StatusCounts, from: StatusCounts): void {
 }
 
 /**
- * SQL aggregates producing the StatusCounts columns (total, succeeded, failed, in_progress, stale),
- * counting `counted` (an id; DISTINCT when one reconciler can appear on several joined rows).
+ * Whether a state row has an effective status, as a plain predicate: cheaper than comparing the
+ * CASE expression of effectiveStatus, which matters when aggregating every reconciler.
  */
-export function statusCountColumns(
-  status: RawBuilder<EffectiveStatus>,
-  counted: RawBuilder<unknown>,
-  options: { distinct: boolean },
-): RawBuilder<unknown> {
-  const what = options.distinct ? sql`DISTINCT ${counted}` : counted;
-  const count = (filter: EffectiveStatus) => sql`count(${what}) FILTER (WHERE ${status} = ${filter})::int`;
-  return sql`count(${what})::int AS total, ${count('success')} AS succeeded, ${count('failure')} AS failed,
+export function hasStatus(state: string, status: EffectiveStatus, context: ReportContext): RawBuilder<boolean> {
+  const seen = sql.ref(`${state}.last_seen_at`);
+  const cutoff = sql`${staleBefore(context)}::timestamptz`;
+  if (status === 'stale') return sql<boolean>`${seen} < ${cutoff}`;
+  return sql<boolean>`(${sql.ref(`${state}.status`)} = ${status} AND ${seen} >= ${cutoff})`;
+}
+
+/** SQL aggregates producing the StatusCounts columns (total, succeeded, failed, in_progress, stale). */
+export function statusCountColumns(state: string, context: ReportContext): RawBuilder<unknown> {
+  const count = (status: EffectiveStatus) => sql`count(*) FILTER (WHERE ${hasStatus(state, status, context)})::int`;
+  return sql`count(*)::int AS total, ${count('success')} AS succeeded, ${count('failure')} AS failed,
              ${count('in_progress')} AS in_progress, ${count('stale')} AS stale`;
 }
 

@@ -58,11 +58,11 @@ export async function rolloutGateReport(
     SELECT h.name AS host, r.name AS reconciler, r.type, s.gitops_commit_id AS applied_commit, s.status,
            s.status_message, s.observed_at, ${lastSeen('s')} AS last_seen_at,
            coalesce(applied.assigned_at > (SELECT assigned_at FROM assigned WHERE gitops_commit_id = ${commit}), false) AS newer
-      FROM reconciler r
-      JOIN deployment_state s ON s.reconciler_id = r.id
-      JOIN host h ON h.id = r.host_id
+      FROM deployment_state s
+      JOIN reconciler r ON r.id = s.reconciler_id
+      JOIN host h ON h.id = s.host_id
       LEFT JOIN assigned applied ON applied.gitops_commit_id = s.gitops_commit_id
-     WHERE r.manifests_endpoint_id = (SELECT id FROM endpoint) AND r.removed_at IS NULL
+     WHERE s.manifests_endpoint_id = (SELECT id FROM endpoint)
      ORDER BY h.name, r.name`.execute(db);
 
   const cutoff = staleBefore(context);

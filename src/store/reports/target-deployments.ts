@@ -4,11 +4,11 @@
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { ENVIRONMENT_ORDER } from './environments-report.ts';
+import type { DeploymentStatus as ReportedStatus } from '../../model/deployment-records.ts';
 import {
   addStatus,
-  type EffectiveStatus,
-  effectiveStatus,
   emptyCounts,
+  hasStatus,
   mergeCounts,
   type ReportContext,
   type StatusCounts,
@@ -71,16 +71,23 @@ export async function targetDeployments(
      WHERE e.name = ANY(${environments}::text[])
      ORDER BY ws.name, app.name, w.name, t.name, ${ENVIRONMENT_ORDER}`.execute(db);
 
-  const deployed = await sql<{ target_id: number; commit: string; version: string | null; status: EffectiveStatus; n: number }>`
-    SELECT t.id AS target_id, s.gitops_commit_id AS commit, v.version, ${effectiveStatus('s', context)} AS status, count(*)::int AS n
-      FROM deployment_target t
-      JOIN environment e ON e.id = t.environment_id
-      JOIN reconciler r ON r.manifests_endpoint_id = t.manifests_endpoint_id AND r.removed_at IS NULL
-      JOIN deployment_state s ON s.reconciler_id = r.id
-      LEFT JOIN deployment_assignment a ON a.deployment_target_id = t.id AND a.gitops_commit_id = s.gitops_commit_id
-      LEFT JOIN workload_version v ON v.id = a.workload_version_id
-     WHERE e.name = ANY(${environments}::text[])
-     GROUP BY 1, 2, 3, 4`.execute(db);
+  // Aggregate the reconcilers per endpoint first (thousands of rows → hundreds), then name versions.
+  const deployed = await sql<{ target_id: number; commit: string; version: string | null; status: ReportedStatus; stale: boolean; n: number }>`
+    WITH targets AS (
+      SELECT t.id, t.manifests_endpoint_id
+        FROM deployment_target t JOIN environment e ON e.id = t.environment_id
+       WHERE e.name = ANY(${environments}::text[])
+    ), per_endpoint AS (
+      SELECT s.manifests_endpoint_id, s.gitops_commit_id, s.status, ${hasStatus('s', 'stale', context)} AS stale, count(*)::int AS n
+        FROM deployment_state s
+       WHERE s.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM targets)
+       GROUP BY 1, 2, 3, 4
+    )
+    SELECT t.id AS target_id, p.gitops_commit_id AS commit, v.version, p.status, p.stale, p.n
+      FROM targets t
+      JOIN per_endpoint p ON p.manifests_endpoint_id = t.manifests_endpoint_id
+      LEFT JOIN deployment_assignment a ON a.deployment_target_id = t.id AND a.gitops_commit_id = p.gitops_commit_id
+      LEFT JOIN workload_version v ON v.id = a.workload_version_id`.execute(db);
 
   const byTarget = new Map<number, Map<string, DeployedVersion>>();
   for (const row of deployed.rows) {
@@ -88,7 +95,7 @@ export async function targetDeployments(
     byTarget.set(row.target_id, versions);
     const entry = versions.get(row.commit) ?? { version: row.version, commit: row.commit, reconcilers: emptyCounts() };
     versions.set(row.commit, entry);
-    addStatus(entry.reconcilers, row.status, row.n);
+    addStatus(entry.reconcilers, row.stale ? 'stale' : row.status, row.n);
   }
 
   return targets.rows.map((row) => {

@@ -1,0 +1,160 @@
+// `kalypso-hub rollout`: the rollout gate for CD pipelines. Asks the hub whether commit C of
+// manifests endpoint E has been applied by every subscriber, waiting up to --wait.
+//
+// Exit codes: 0 every subscriber succeeded; 1 a subscriber failed (as soon as one fails);
+// 2 not all succeeded within the wait (in progress, stale, or no subscribers yet);
+// 3 could not ask (bad arguments, hub unreachable, hub refused the request).
+import { parseArgs } from 'node:util';
+import { formatDuration, parseDuration } from '../config/units.ts';
+
+export const ROLLOUT_EXIT = { succeeded: 0, failed: 1, timedOut: 2, error: 3 } as const;
+
+/** One request waits at most this long; longer waits are several requests, with progress between. */
+const REQUEST_WAIT_MS = 30_000;
+const RETRY_DELAY_MS = 2_000;
+
+interface Subscriber {
+  host: string;
+  reconciler: string;
+  status: string;
+  statusMessage: string;
+  observedAt: string;
+  appliedCommit: string;
+}
+
+interface RolloutAnswer {
+  manifestsEndpoint: string;
+  commit: string;
+  total: number;
+  succeeded: number;
+  failed: number;
+  inProgress: number;
+  stale: number;
+  settled: boolean;
+  subscribers: Subscriber[];
+}
+
+export const ROLLOUT_USAGE = `Usage: kalypso-hub rollout --endpoint <repo/branch/path> --commit <sha> [--wait 10m] [--url http://hub:8080] [--json]
+
+  --endpoint  manifests endpoint the CD pipeline changed (repo/branch/path)
+  --commit    GitOps commit to wait for
+  --wait      how long to wait for every subscriber (default 0: answer now)
+  --url       hub base URL (default $KALYPSO_URL, else http://localhost:8080)
+  --token     bearer token for the API (default $KALYPSO_API_TOKEN)
+  --json      print the hub's answer as JSON instead of a table
+
+Exit codes: 0 all succeeded, 1 a subscriber failed, 2 timed out, 3 could not ask.
+`;
+
+export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let flags: { endpoint?: string; commit?: string; wait?: string; url?: string; token?: string; json?: boolean };
+  try {
+    flags = parseArgs({
+      args: [...argv],
+      options: {
+        endpoint: { type: 'string' },
+        commit: { type: 'string' },
+        wait: { type: 'string' },
+        url: { type: 'string' },
+        token: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      strict: true,
+    }).values;
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
+  if (flags.endpoint === undefined || flags.endpoint === '') return usageError('--endpoint is required');
+  if (flags.commit === undefined || flags.commit === '') return usageError('--commit is required');
+  const waitMs = flags.wait === undefined ? 0 : parseDuration(flags.wait);
+  if (waitMs === undefined) return usageError(`--wait must be a duration such as 30s or 10m (got ${JSON.stringify(flags.wait)})`);
+  const base = (flags.url ?? env.KALYPSO_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
+  const token = flags.token ?? env.KALYPSO_API_TOKEN;
+
+  const deadline = Date.now() + waitMs;
+  let answer: RolloutAnswer | undefined;
+  for (;;) {
+    // The first question is answered at once (so progress shows from the start); later ones wait.
+    const remaining = answer === undefined ? 0 : Math.max(0, deadline - Date.now());
+    const query = new URLSearchParams({
+      manifestsEndpoint: flags.endpoint,
+      commit: flags.commit,
+      wait: `${Math.min(remaining, REQUEST_WAIT_MS)}ms`,
+    });
+    let response: Response;
+    try {
+      response = await fetch(`${base}/api/v1/deployment-state?${query.toString()}`, {
+        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(Math.min(remaining, REQUEST_WAIT_MS) + 30_000),
+      });
+    } catch (error) {
+      if (Date.now() + RETRY_DELAY_MS >= deadline) return failure(`cannot reach the hub at ${base}: ${(error as Error).message}`);
+      progress(`hub unreachable (${(error as Error).message}); retrying`);
+      await sleep(RETRY_DELAY_MS);
+      continue;
+    }
+    if (response.status === 503 && Date.now() + RETRY_DELAY_MS < deadline) {
+      progress('hub database unavailable; retrying');
+      await sleep(RETRY_DELAY_MS);
+      continue;
+    }
+    if (!response.ok) {
+      const body = (await response.json().catch(() => undefined)) as { error?: { message?: string } } | undefined;
+      return failure(`the hub answered ${response.status}: ${body?.error?.message ?? response.statusText}`);
+    }
+    answer = (await response.json()) as RolloutAnswer;
+    if (answer.settled || answer.failed > 0 || Date.now() >= deadline) break;
+    progress(`${summary(answer)} — waiting up to ${formatDuration(Math.ceil((deadline - Date.now()) / 1_000) * 1_000)} more`);
+  }
+
+  const outcome = answer.failed > 0 ? 'failed' : answer.settled && answer.succeeded === answer.total ? 'succeeded' : 'timedOut';
+  if (flags.json === true) process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+  else process.stdout.write(`${table(answer)}\n\n${summary(answer)}: ${describeOutcome(outcome, answer)}\n`);
+  return ROLLOUT_EXIT[outcome];
+}
+
+function summary(answer: RolloutAnswer): string {
+  return (
+    `commit ${answer.commit} on ${answer.manifestsEndpoint}: ${answer.succeeded}/${answer.total} succeeded, ` +
+    `${answer.failed} failed, ${answer.inProgress} in progress, ${answer.stale} stale`
+  );
+}
+
+function describeOutcome(outcome: 'succeeded' | 'failed' | 'timedOut', answer: RolloutAnswer): string {
+  if (outcome === 'succeeded') return 'rolled out';
+  if (outcome === 'failed') return 'FAILED';
+  return answer.total === 0 ? 'no subscribers yet (timed out)' : 'not rolled out yet (timed out)';
+}
+
+function table(answer: RolloutAnswer): string {
+  const header = ['HOST', 'RECONCILER', 'STATUS', 'APPLIED', 'SINCE', 'MESSAGE'];
+  const rows = answer.subscribers.map((s) => [
+    s.host,
+    s.reconciler,
+    s.status,
+    s.appliedCommit.slice(0, 12),
+    s.observedAt,
+    s.statusMessage.replace(/\s+/g, ' ').slice(0, 100),
+  ]);
+  if (rows.length === 0) return '(no reconciler pulls this manifests endpoint yet)';
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  return [header, ...rows].map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+}
+
+function progress(message: string): void {
+  process.stderr.write(`[rollout] ${message}\n`);
+}
+
+function usageError(message: string): number {
+  process.stderr.write(`kalypso-hub rollout: ${message}\n\n${ROLLOUT_USAGE}`);
+  return ROLLOUT_EXIT.error;
+}
+
+function failure(message: string): number {
+  process.stderr.write(`kalypso-hub rollout: ${message}\n`);
+  return ROLLOUT_EXIT.error;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
