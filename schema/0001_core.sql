@@ -74,6 +74,17 @@ CREATE INDEX deployment_target_by_endpoint ON deployment_target (manifests_endpo
 -- The discrepancy report lines targets up by workload and name across environments.
 CREATE INDEX deployment_target_by_workload_name ON deployment_target (workload_id, name);
 
+-- A deployment target with the names of everything it belongs to: reports name targets this way.
+CREATE VIEW deployment_target_named AS
+SELECT t.id, t.name, t.manifests_endpoint_id, t.current_assignment_id, t.workload_id, t.environment_id,
+       e.name AS environment, e.promotion_rank AS environment_rank,
+       w.name AS workload, app.name AS application, ws.name AS workspace
+  FROM deployment_target t
+  JOIN environment e ON e.id = t.environment_id
+  JOIN workload w ON w.id = t.workload_id
+  JOIN application app ON app.id = w.application_id
+  JOIN workspace ws ON ws.id = app.workspace_id;
+
 CREATE TABLE workload_version (
   id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   workload_id  bigint NOT NULL REFERENCES workload,

@@ -55,10 +55,9 @@ export async function driftReport(
   }>`
     WITH targets AS (
       SELECT t.id, t.manifests_endpoint_id, ca.gitops_commit_id AS desired_commit
-        FROM deployment_target t
-        JOIN environment e ON e.id = t.environment_id
+        FROM deployment_target_named t
         LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
-       WHERE ${environment === undefined ? sql`true` : sql`e.name = ${environment}`}
+       WHERE ${environment === undefined ? sql`true` : sql`t.environment = ${environment}`}
     ), drifting AS (
       -- Find the drifting reconcilers on narrow rows first; name them afterwards.
       SELECT t.id AS target_id, s.*
@@ -67,17 +66,12 @@ export async function driftReport(
        WHERE s.gitops_commit_id IS DISTINCT FROM coalesce(t.desired_commit, s.gitops_commit_id)
           OR s.status = 'failure' OR ${stale}
     )
-    SELECT e.name AS environment, ws.name AS workspace, app.name AS application, w.name AS workload, t.name AS target,
-           h.name AS host, r.name AS reconciler, cv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
+    SELECT t.environment, t.workspace, t.application, t.workload, t.name AS target, h.name AS host, r.name AS reconciler, cv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
            ca.assigned_at, s.gitops_commit_id AS applied_commit, dv.version AS applied_version,
            ${effectiveStatus('s', context)} AS status, s.status AS reported_status, s.status_message, s.observed_at,
            ${lastSeen('s')} AS last_seen_at, ${stale} AS is_stale
       FROM drifting s
-      JOIN deployment_target t ON t.id = s.target_id
-      JOIN environment e ON e.id = t.environment_id
-      JOIN workload w ON w.id = t.workload_id
-      JOIN application app ON app.id = w.application_id
-      JOIN workspace ws ON ws.id = app.workspace_id
+      JOIN deployment_target_named t ON t.id = s.target_id
       JOIN reconciler r ON r.id = s.reconciler_id
       JOIN host h ON h.id = s.host_id
       LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id

@@ -14,6 +14,9 @@ export interface EnvironmentSummary {
 /** Promotion order: an explicit rank first, then the order environments first appeared in. */
 export const ENVIRONMENT_ORDER = sql`coalesce(e.promotion_rank, 2147483647), e.id`;
 
+/** The same order for rows of the deployment_target_named view (aliased `t`). */
+export const TARGET_ENVIRONMENT_ORDER = sql`coalesce(t.environment_rank, 2147483647), t.environment_id`;
+
 export async function environmentsReport(db: Kysely<HubDatabase>, context: ReportContext): Promise<EnvironmentSummary[]> {
   // A reconciler pulls exactly one endpoint, so an environment's reconcilers are those on its
   // (distinct) endpoints: aggregating deployment_state per endpoint counts each once.

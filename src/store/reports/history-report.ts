@@ -69,20 +69,15 @@ export async function historyReport(
   filter: HistoryFilter,
 ): Promise<{ items: HistoryItem[]; nextCursor: string | null }> {
   const targetConditions = [
-    filter.environment === undefined ? undefined : sql`e.name = ${filter.environment}`,
-    filter.workspace === undefined ? undefined : sql`ws.name = ${filter.workspace}`,
-    filter.application === undefined ? undefined : sql`app.name = ${filter.application}`,
-    filter.workload === undefined ? undefined : sql`w.name = ${filter.workload}`,
+    filter.environment === undefined ? undefined : sql`t.environment = ${filter.environment}`,
+    filter.workspace === undefined ? undefined : sql`t.workspace = ${filter.workspace}`,
+    filter.application === undefined ? undefined : sql`t.application = ${filter.application}`,
+    filter.workload === undefined ? undefined : sql`t.workload = ${filter.workload}`,
     filter.deploymentTarget === undefined ? undefined : sql`t.name = ${filter.deploymentTarget}`,
   ].filter((condition) => condition !== undefined);
   const matchingTargets = sql`
-    SELECT t.id, t.name, t.manifests_endpoint_id, e.name AS environment, ws.name AS workspace,
-           app.name AS application, w.name AS workload
-      FROM deployment_target t
-      JOIN environment e ON e.id = t.environment_id
-      JOIN workload w ON w.id = t.workload_id
-      JOIN application app ON app.id = w.application_id
-      JOIN workspace ws ON ws.id = app.workspace_id
+    SELECT t.id, t.name, t.manifests_endpoint_id, t.environment, t.workspace, t.application, t.workload
+      FROM deployment_target_named t
      ${targetConditions.length === 0 ? sql`` : sql`WHERE ${sql.join(targetConditions, sql` AND `)}`}`;
   const reconcilerConditions = [
     filter.host === undefined ? undefined : sql`host.name = ${filter.host}`,

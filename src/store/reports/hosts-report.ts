@@ -1,7 +1,7 @@
 // "Hosts" and "cluster state": every host with its reconcilers' status, and one host in detail.
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
-import { ENVIRONMENT_ORDER } from './environments-report.ts';
+import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
 import {
   countsFromRow,
   type EffectiveStatus,
@@ -45,8 +45,7 @@ export async function hostsReport(
     filter.environment === undefined
       ? undefined
       : sql`h.id IN (SELECT s.host_id FROM deployment_state s WHERE s.manifests_endpoint_id IN (
-              SELECT t.manifests_endpoint_id FROM deployment_target t JOIN environment e ON e.id = t.environment_id
-               WHERE e.name = ${filter.environment}))`,
+              SELECT t.manifests_endpoint_id FROM deployment_target_named t WHERE t.environment = ${filter.environment}))`,
     filter.status === undefined
       ? undefined
       : sql`h.id IN (SELECT s.host_id FROM deployment_state s WHERE ${hasStatus('s', filter.status, context)})`,
@@ -66,10 +65,9 @@ export async function hostsReport(
         FROM deployment_state s WHERE s.host_id IN (SELECT id FROM page)
        GROUP BY s.host_id
     ), environments AS (
-      SELECT s.host_id, array_agg(DISTINCT e.name) AS names
+      SELECT s.host_id, array_agg(DISTINCT t.environment) AS names
         FROM deployment_state s
-        JOIN deployment_target t ON t.manifests_endpoint_id = s.manifests_endpoint_id
-        JOIN environment e ON e.id = t.environment_id
+        JOIN deployment_target_named t ON t.manifests_endpoint_id = s.manifests_endpoint_id
        WHERE s.host_id IN (SELECT id FROM page)
        GROUP BY s.host_id
     )
@@ -163,22 +161,18 @@ export async function hostStateReport(
     SELECT r.id AS reconciler_id, r.name AS reconciler, r.type, me.endpoint, s.gitops_commit_id AS commit,
            ${effectiveStatus('s', context)} AS status, s.status AS reported_status, s.status_message,
            s.observed_at, ${lastSeen('s')} AS last_seen_at,
-           ws.name AS workspace, app.name AS application, w.name AS workload, t.name AS target, e.name AS environment,
+           t.workspace, t.application, t.workload, t.name AS target, t.environment,
            dv.version AS deployed_version, cv.version AS desired_version, ca.gitops_commit_id AS desired_commit
       FROM deployment_state s
       JOIN reconciler r ON r.id = s.reconciler_id
       JOIN manifests_endpoint me ON me.id = s.manifests_endpoint_id
-      LEFT JOIN deployment_target t ON t.manifests_endpoint_id = s.manifests_endpoint_id
-      LEFT JOIN environment e ON e.id = t.environment_id
-      LEFT JOIN workload w ON w.id = t.workload_id
-      LEFT JOIN application app ON app.id = w.application_id
-      LEFT JOIN workspace ws ON ws.id = app.workspace_id
+      LEFT JOIN deployment_target_named t ON t.manifests_endpoint_id = s.manifests_endpoint_id
       LEFT JOIN deployment_assignment da ON da.deployment_target_id = t.id AND da.gitops_commit_id = s.gitops_commit_id
       LEFT JOIN workload_version dv ON dv.id = da.workload_version_id
       LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
       LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
      WHERE s.host_id = ${host.id}
-     ORDER BY r.name, ${ENVIRONMENT_ORDER}, t.name`.execute(db);
+     ORDER BY r.name, ${TARGET_ENVIRONMENT_ORDER}, t.name`.execute(db);
   const reconcilers = new Map<number, HostReconciler>();
   for (const row of rows.rows) {
     let reconciler = reconcilers.get(row.reconciler_id);

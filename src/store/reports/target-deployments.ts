@@ -3,7 +3,7 @@
 // Shared by the environment-state and the comparison reports.
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
-import { ENVIRONMENT_ORDER } from './environments-report.ts';
+import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
 import type { DeploymentStatus as ReportedStatus } from '../../model/deployment-records.ts';
 import {
   addStatus,
@@ -58,25 +58,19 @@ export async function targetDeployments(
     commit: string | null;
     assigned_at: Date | null;
   }>`
-    SELECT t.id, ws.name AS workspace, app.name AS application, w.name AS workload, t.name AS target,
-           e.name AS environment, me.endpoint, v.version, v.build, a.gitops_commit_id AS commit, a.assigned_at
-      FROM deployment_target t
-      JOIN environment e ON e.id = t.environment_id
-      JOIN workload w ON w.id = t.workload_id
-      JOIN application app ON app.id = w.application_id
-      JOIN workspace ws ON ws.id = app.workspace_id
+    SELECT t.id, t.workspace, t.application, t.workload, t.name AS target, t.environment, me.endpoint,
+           v.version, v.build, a.gitops_commit_id AS commit, a.assigned_at
+      FROM deployment_target_named t
       JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
       LEFT JOIN deployment_assignment a ON a.id = t.current_assignment_id
       LEFT JOIN workload_version v ON v.id = a.workload_version_id
-     WHERE e.name = ANY(${environments}::text[])
-     ORDER BY ws.name, app.name, w.name, t.name, ${ENVIRONMENT_ORDER}`.execute(db);
+     WHERE t.environment = ANY(${environments}::text[])
+     ORDER BY t.workspace, t.application, t.workload, t.name, ${TARGET_ENVIRONMENT_ORDER}`.execute(db);
 
   // Aggregate the reconcilers per endpoint first (thousands of rows → hundreds), then name versions.
   const deployed = await sql<{ target_id: number; commit: string; version: string | null; status: ReportedStatus; stale: boolean; n: number }>`
     WITH targets AS (
-      SELECT t.id, t.manifests_endpoint_id
-        FROM deployment_target t JOIN environment e ON e.id = t.environment_id
-       WHERE e.name = ANY(${environments}::text[])
+      SELECT t.id, t.manifests_endpoint_id FROM deployment_target_named t WHERE t.environment = ANY(${environments}::text[])
     ), per_endpoint AS (
       SELECT s.manifests_endpoint_id, s.gitops_commit_id, s.status, ${hasStatus('s', 'stale', context)} AS stale, count(*)::int AS n
         FROM deployment_state s
