@@ -54,4 +54,12 @@ export interface DesiredStateRecord {
   readonly assignedAt: Date;
 }
 
-export type NormalizedRecord = RealStateRecord | DesiredStateRecord;
+/** A reconciler deleted at its source: it leaves the current state; its history stays. */
+export interface ReconcilerRemovedRecord {
+  readonly kind: 'reconciler-removed';
+  readonly host: string;
+  readonly reconciler: string;
+  readonly removedAt: Date;
+}
+
+export type NormalizedRecord = RealStateRecord | DesiredStateRecord | ReconcilerRemovedRecord;

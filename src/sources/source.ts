@@ -10,6 +10,8 @@ export interface WriteSummary {
   readonly transitions: number;
   /** New deployment assignments; a descriptor seen before adds none. */
   readonly assignments: number;
+  /** Reconcilers taken out of the current state. */
+  readonly removed: number;
 }
 
 export interface RecordSink {

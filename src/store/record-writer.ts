@@ -2,7 +2,7 @@
 // its records or none), retried on deadlocks and serialization failures; dimension rows are
 // resolved first, outside the transaction (see dimension-ids.ts).
 import type { Kysely } from 'kysely';
-import type { DesiredStateRecord, NormalizedRecord, RealStateRecord } from '../model/deployment-records.ts';
+import type { DesiredStateRecord, NormalizedRecord, RealStateRecord, ReconcilerRemovedRecord } from '../model/deployment-records.ts';
 import { DEFAULT_HOST_TYPE } from '../model/deployment-records.ts';
 import type { Logger } from '../log/logger.ts';
 import type { RecordSink, WriteSummary } from '../sources/source.ts';
@@ -12,6 +12,7 @@ import type { StateChanges } from './state-changes.ts';
 import { isDatabaseUnavailable, isTransientConflict, StoreUnavailableError } from './store-errors.ts';
 import { type ResolvedDescriptor, writeDesiredState } from './write-desired-state.ts';
 import { type ResolvedStateReport, writeRealState } from './write-real-state.ts';
+import { writeRemovals } from './write-removals.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -40,7 +41,8 @@ export class RecordWriter implements RecordSink {
   async write(records: readonly NormalizedRecord[]): Promise<WriteSummary> {
     const realStates = records.filter((record): record is RealStateRecord => record.kind === 'real-state');
     const desiredStates = records.filter((record): record is DesiredStateRecord => record.kind === 'desired-state');
-    if (records.length === 0) return { realStates: 0, desiredStates: 0, transitions: 0, assignments: 0 };
+    const removals = records.filter((record): record is ReconcilerRemovedRecord => record.kind === 'reconciler-removed');
+    if (records.length === 0) return { realStates: 0, desiredStates: 0, transitions: 0, assignments: 0, removed: 0 };
     const receivedAt = (this.#options.now ?? (() => new Date()))();
     try {
       const descriptors = await this.#resolveDescriptors(desiredStates);
@@ -50,11 +52,13 @@ export class RecordWriter implements RecordSink {
           const summary = await this.#db.transaction().execute(async (trx) => {
             const desired = await writeDesiredState(trx, descriptors);
             const real = await writeRealState(trx, reports, receivedAt);
+            const removed = await writeRemovals(trx, removals);
             return {
               realStates: realStates.length,
               desiredStates: desiredStates.length,
               transitions: real.transitions,
               assignments: desired.assignments,
+              removed,
             };
           });
           this.#options.stateChanges?.notify([

@@ -130,6 +130,24 @@ describe('RecordWriter', () => {
     ]);
   });
 
+  it('removes a reconciler from the current state, keeps its history, and takes it back on a newer report', async () => {
+    await writer.write([stateRecord({ commit: 'c1', at: minute(1) })]);
+    const removal = { kind: 'reconciler-removed', host: 'aks-dev-eus', reconciler: 'hello-world', removedAt: minute(5) } as const;
+    // A removal older than the newest report is overtaken by it.
+    expect((await writer.write([{ ...removal, removedAt: minute(0) }])).removed).toBe(0);
+    expect(await current()).toBeDefined();
+    expect((await writer.write([removal])).removed).toBe(1);
+    expect(await current()).toBeUndefined();
+    expect(await testDb.query('SELECT removed_at FROM reconciler')).toEqual([{ removed_at: minute(5) }]);
+    expect(await history()).toHaveLength(1);
+    // Removing an unknown reconciler is not an error.
+    expect((await writer.write([{ ...removal, reconciler: 'never-seen' }])).removed).toBe(0);
+    await writer.write([stateRecord({ commit: 'c2', at: minute(7) })]);
+    expect(await current()).toMatchObject({ commit: 'c2' });
+    expect(await testDb.query('SELECT removed_at FROM reconciler')).toEqual([{ removed_at: null }]);
+    expect((await history()).map((row) => row.commit)).toEqual(['c1', 'c2']);
+  });
+
   it('lets the newest assignment be the desired state, whatever the arrival order', async () => {
     await writer.write([descriptorRecord({ version: '0.0.2', commit: 'c2', at: minute(20) })]);
     await writer.write([descriptorRecord({ version: '0.0.1', commit: 'c1', at: minute(10) })]);

@@ -101,7 +101,7 @@ describe('normalizeLogsRequest: kalypso.deployment.state', () => {
   });
 
   it.each([
-    ['no host', {}, STATE, 'k8s.cluster.name (or host.name) is missing on the resource'],
+    ['no host', {}, STATE, 'resource attribute k8s.cluster.name (or host.name) is missing'],
     ['no reconciler name', { 'k8s.cluster.name': 'c1' }, { ...STATE, 'kalypso.reconciler.name': '' }, 'kalypso.reconciler.name is missing'],
     ['unknown reconciler type', { 'k8s.cluster.name': 'c1' }, { ...STATE, 'kalypso.reconciler.type': 'helm' }, 'kalypso.reconciler.type must be one of flux, argocd, arc, wo, custom (got "helm")'],
     ['bad status', { 'k8s.cluster.name': 'c1' }, { ...STATE, 'kalypso.deployment.status': 'done' }, 'kalypso.deployment.status must be one of success, failure, in_progress (got "done")'],
@@ -230,7 +230,7 @@ describe('normalizeLogsRequest: mixed requests', () => {
       },
       {
         position: 'resource_logs[1].scope_logs[0].log_records[0]',
-        reason: 'kalypso.deployment.state: k8s.cluster.name (or host.name) is missing on the resource',
+        reason: 'kalypso.deployment.state: resource attribute k8s.cluster.name (or host.name) is missing',
       },
     ]);
   });
