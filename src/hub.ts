@@ -1,11 +1,15 @@
 // Wires the hub together — the only module that knows every part:
 // sources (OTLP) → normalizer → store (PostgreSQL) ← API.
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { HubConfig } from './config/config.ts';
 import { createApiApp } from './api/app.ts';
 import { type HttpListener, listenHttp } from './http/listen.ts';
 import type { Logger } from './log/logger.ts';
 import { createHubMetrics, registerPoolMetrics } from './metrics/hub-metrics.ts';
+import { loadKubeConfig, ownNamespace } from './sources/kube/kube-config.ts';
+import { KubeSource } from './sources/kube/kube-source.ts';
 import { OtlpSource } from './sources/otlp/otlp-source.ts';
+import { UnavailablePollers } from './sources/resource-graph/unavailable-pollers.ts';
 import type { Source } from './sources/source.ts';
 import { connectDatabase, type Database } from './store/connect.ts';
 import { type EmbeddedPostgres, embeddedPostgresFor } from './store/embedded/embedded-postgres.ts';
@@ -20,11 +24,20 @@ export interface RunningHub {
   /** Set when the hub started its own embedded PostgreSQL. */
   readonly embeddedPostgres: EmbeddedPostgres | undefined;
   readonly database: Database;
+  /** The CRD watcher, when the hub found a Kubernetes API server to watch. */
+  readonly kube: KubeSource | undefined;
   /** Graceful stop: sources drain, the API closes, then the database (and embedded server) stop. */
   stop(): Promise<void>;
 }
 
 export interface HubOverrides {
+  /** Leader-election timing (tests shorten it). */
+  readonly leaseDurationMs?: number;
+  readonly leaseRetryPeriodMs?: number;
+  /** This replica's name in the leader-election lease. */
+  readonly identity?: string;
+  /** A Kubernetes client configuration to use instead of discovering one (tests). */
+  readonly kubeConfig?: KubeConfig;
   /** Include Node process metrics (off in tests that start several hubs). */
   readonly processMetrics?: boolean;
   /** The clock reports judge staleness by (tests pin it). */
@@ -99,6 +112,26 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       log,
     );
     const sources: Source[] = [otlp];
+    const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(config.kube, process.env);
+    const kube =
+      kubeConfig === undefined
+        ? undefined
+        : new KubeSource(
+            kubeConfig,
+            {
+              namespaces: config.kubeNamespaces,
+              resyncMs: config.kubeResync,
+              leaseNamespace: config.leaderElectionNamespace ?? ownNamespace() ?? 'default',
+              leaseName: config.leaderElectionLease,
+              leaseDurationMs: overrides.leaseDurationMs ?? 15_000,
+              retryPeriodMs: overrides.leaseRetryPeriodMs ?? 2_000,
+              ...(overrides.identity === undefined ? {} : { identity: overrides.identity }),
+            },
+            new UnavailablePollers('the Azure Resource Graph poller is not part of this build yet'),
+            log,
+          );
+    if (kube !== undefined) sources.push(kube);
+    else log.info({ kube: config.kube }, 'CRD watcher off: no kubeconfig or in-cluster service account');
     for (const source of sources) {
       await source.start(writer, abort.signal);
       cleanup.push(() => source.stop());
@@ -106,6 +139,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
 
     return {
       ports: { http: api.port, otlpGrpc: otlp.ports.grpc, otlpHttp: otlp.ports.http },
+      kube,
       databaseUrl,
       embeddedPostgres: embedded,
       database,

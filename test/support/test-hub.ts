@@ -22,6 +22,8 @@ export async function startTestHub(
       '0',
       '--shutdown-timeout',
       '5s',
+      '--kube',
+      'off',
       ...flags,
     ],
     {},

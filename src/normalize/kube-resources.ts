@@ -1,0 +1,154 @@
+// Kubernetes resources → normalized records: the `DeploymentDescriptor` and `Reconciler`
+// resources of the hub (CONTRACT 4), and the specs of `AzureResourceGraph` resources. Pure.
+import type { KubeObject } from '../sources/kube/kube-objects.ts';
+import { parseDuration } from '../config/units.ts';
+import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
+import { describeType, FieldReader } from './field-reader.ts';
+import type { Normalized } from './normalize-result.ts';
+import { type Field, normalizeRealState } from './real-state.ts';
+
+export const KUSTOMIZATION_NAME_LABEL = 'kustomize.toolkit.fluxcd.io/name';
+export const KUSTOMIZATION_NAMESPACE_LABEL = 'kustomize.toolkit.fluxcd.io/namespace';
+
+/**
+ * When the resource's content last changed: the newest write by any field manager except writes
+ * to the status subresource (the hub's own), else its creation. The API server stamps these, so
+ * the same object always yields the same time, however often it is relisted.
+ */
+export function lastWriteTime(object: KubeObject): Date | undefined {
+  let newest: number | undefined;
+  for (const entry of object.metadata.managedFields ?? []) {
+    if (entry.subresource === 'status' || entry.time === undefined) continue;
+    const time = new Date(entry.time).getTime();
+    if (!Number.isNaN(time) && (newest === undefined || time > newest)) newest = time;
+  }
+  if (newest !== undefined) return new Date(newest);
+  const created = object.metadata.creationTimestamp === undefined ? NaN : new Date(object.metadata.creationTimestamp).getTime();
+  return Number.isNaN(created) ? undefined : new Date(created);
+}
+
+function map(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/** A `Reconciler` resource → real state, validated like an OTLP report but naming spec fields. */
+export function normalizeReconcilerResource(object: KubeObject, receivedAt: Date): Normalized {
+  const spec = map(object.spec);
+  const deployment = map(spec['deployment']);
+  const field = (name: string, value: unknown): Field => ({ name: `spec.${name}`, value });
+  if (object.spec !== undefined && typeof object.spec !== 'object') {
+    return { ok: false, reason: `spec must be a map, got ${describeType(object.spec)}` };
+  }
+  return normalizeRealState({
+    host: field('hostName', spec['hostName']),
+    hostType: field('hostType', spec['hostType']),
+    // The seeds' older shape had no reconcilerName: the resource's name stands in for it.
+    reconcilerName: field('reconcilerName', spec['reconcilerName'] ?? object.metadata.name),
+    reconcilerType: spec['reconcilerType'] === undefined ? field('type', spec['type']) : field('reconcilerType', spec['reconcilerType']),
+    endpoint: field('manifestsEndpoint', spec['manifestsEndpoint']),
+    storageType: field('manifestsStorageType', spec['manifestsStorageType']),
+    commit: field('deployment.gitOpsCommitId', deployment['gitOpsCommitId']),
+    status: field('deployment.status', deployment['status']),
+    message: deployment['statusMessage'],
+    observedAt: lastWriteTime(object) ?? receivedAt,
+  });
+}
+
+/** Where a descriptor's GitOps commit comes from. */
+export type DescriptorCommitSource =
+  | { readonly kind: 'spec'; readonly commit: string }
+  | { readonly kind: 'kustomization'; readonly namespace: string; readonly name: string }
+  | { readonly kind: 'none' };
+
+export function descriptorCommitSource(object: KubeObject): DescriptorCommitSource {
+  const manifests = map(map(map(object.spec)['deploymentTarget'])['manifests']);
+  const commit = manifests['commit'];
+  if (typeof commit === 'string' && commit.trim() !== '') return { kind: 'spec', commit };
+  const labels = object.metadata.labels ?? {};
+  const name = labels[KUSTOMIZATION_NAME_LABEL];
+  if (name === undefined || name === '') return { kind: 'none' };
+  return { kind: 'kustomization', namespace: labels[KUSTOMIZATION_NAMESPACE_LABEL] ?? object.metadata.namespace ?? '', name };
+}
+
+/**
+ * A `DeploymentDescriptor` → desired state. `kustomizationRevision` is the
+ * `status.lastAppliedRevision` of the Flux Kustomization its labels name, if it is known.
+ */
+export function normalizeDescriptorResource(
+  object: KubeObject,
+  kustomizationRevision: string | undefined,
+  receivedAt: Date,
+): Normalized {
+  const source = descriptorCommitSource(object);
+  const commitField =
+    source.kind === 'kustomization'
+      ? `status.lastAppliedRevision of Kustomization ${source.namespace}/${source.name}`
+      : `the labels ${KUSTOMIZATION_NAME_LABEL} and ${KUSTOMIZATION_NAMESPACE_LABEL} (naming a Flux Kustomization)`;
+  return normalizeDescriptorSpec(object.spec, {
+    prefix: 'spec',
+    commitId: source.kind === 'kustomization' ? kustomizationRevision : undefined,
+    commitField,
+    assignedAt: lastWriteTime(object) ?? receivedAt,
+  });
+}
+
+export interface ResourceGraphSourceSpec {
+  /** `namespace/name` of the resource, or the name of an --arg-config entry. */
+  readonly name: string;
+  readonly subscriptions: readonly string[];
+  readonly tenant: string;
+  readonly credential:
+    | { readonly kind: 'managed-identity'; readonly clientId: string | undefined }
+    | { readonly kind: 'client-secret'; readonly secretName: string }
+    | { readonly kind: 'client-secret-file'; readonly clientId: string; readonly secretFile: string };
+  readonly intervalMs: number;
+}
+
+export const DEFAULT_POLL_INTERVAL_MS = 5 * 60_000;
+const MIN_POLL_INTERVAL_MS = 5_000;
+
+/** An `AzureResourceGraph` spec (or an --arg-config entry with the same fields) → a poll source. */
+export function parseResourceGraphSpec(
+  name: string,
+  spec: unknown,
+  prefix = 'spec',
+): { ok: true; source: ResourceGraphSourceSpec } | { ok: false; reason: string } {
+  const read = new FieldReader();
+  const fields = map(spec);
+  const at = (field: string) => `${prefix}.${field}`;
+  const subscription = read.optionalString(at('subscription'), fields['subscription']);
+  const listed = Array.isArray(fields['subscriptions']) ? fields['subscriptions'] : [];
+  const subscriptions = [
+    ...(subscription === undefined ? [] : [subscription]),
+    ...listed.map((value, index) => read.requiredString(at(`subscriptions[${index}]`), value)),
+  ];
+  if (subscriptions.length === 0) read.fail(at('subscription'), 'is missing');
+  const tenant = read.requiredString(at('tenant'), fields['tenant']);
+  const managedIdentity = read.optionalString(at('managedIdentity'), fields['managedIdentity']);
+  const secretName = read.optionalString(at('secretRef.name'), map(fields['secretRef'])['name']);
+  const clientId = read.optionalString(at('clientId'), fields['clientId']);
+  const secretFile = read.optionalString(at('clientSecretFile'), fields['clientSecretFile'], 4096);
+  const intervalText = read.optionalString(at('interval'), fields['interval'], 32);
+  const intervalMs = intervalText === undefined ? DEFAULT_POLL_INTERVAL_MS : parseDuration(intervalText);
+  if (intervalMs === undefined) read.fail(at('interval'), `must be a duration such as 30s or 5m (got ${JSON.stringify(intervalText)})`);
+  else if (intervalMs < MIN_POLL_INTERVAL_MS) read.fail(at('interval'), `must be at least ${MIN_POLL_INTERVAL_MS / 1_000}s`);
+  const credentials = [managedIdentity, secretName, secretFile].filter((value) => value !== undefined).length;
+  if (credentials > 1) read.fail(at('managedIdentity'), 'cannot be combined with secretRef or clientSecretFile: choose one credential');
+  if (secretFile !== undefined && clientId === undefined) read.fail(at('clientId'), 'is required with clientSecretFile');
+  if (read.problem !== undefined) return { ok: false, reason: read.problem };
+  return {
+    ok: true,
+    source: {
+      name,
+      subscriptions,
+      tenant,
+      credential:
+        secretName !== undefined
+          ? { kind: 'client-secret', secretName }
+          : secretFile !== undefined
+            ? { kind: 'client-secret-file', clientId: clientId!, secretFile }
+            : { kind: 'managed-identity', clientId: managedIdentity },
+      intervalMs: intervalMs!,
+    },
+  };
+}

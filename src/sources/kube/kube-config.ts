@@ -1,0 +1,45 @@
+// Whether and how to reach a Kubernetes API server: --kube=auto starts the CRD watcher when a
+// kubeconfig (KUBECONFIG, ~/.kube/config) or an in-cluster service account is found.
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export type KubeMode = 'auto' | 'on' | 'off';
+
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+export function loadKubeConfig(mode: KubeMode, env: NodeJS.ProcessEnv): KubeConfig | undefined {
+  if (mode === 'off') return undefined;
+  const files = (env.KUBECONFIG ?? '').split(path.delimiter).filter((file) => file !== '');
+  const home = path.join(os.homedir(), '.kube', 'config');
+  const config = new KubeConfig();
+  if (files.length > 0) {
+    // Several files merge as kubectl merges them: the first one names the current context.
+    config.loadFromFile(files[0]!);
+    for (const file of files.slice(1)) {
+      const other = new KubeConfig();
+      other.loadFromFile(file);
+      config.mergeConfig(other, true);
+    }
+  } else if (existsSync(home)) {
+    config.loadFromFile(home);
+  } else if (env.KUBERNETES_SERVICE_HOST !== undefined) {
+    config.loadFromCluster();
+  } else {
+    if (mode === 'on') {
+      throw new Error('--kube=on, but no kubeconfig (KUBECONFIG, ~/.kube/config) and no in-cluster service account was found');
+    }
+    return undefined;
+  }
+  return config;
+}
+
+/** The namespace the hub runs in (in a cluster), for its leader-election lease. */
+export function ownNamespace(): string | undefined {
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}

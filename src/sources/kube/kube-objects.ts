@@ -1,0 +1,54 @@
+// The Kubernetes resources the hub watches, as they arrive on the wire (untyped JSON, checked
+// by the normalizers), and where each lives in the API.
+import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
+
+/**
+ * A watched resource. Custom resources arrive as plain JSON: timestamps are strings whatever the
+ * client's types say, and spec and status are unchecked until a normalizer reads them.
+ */
+export type KubeObject = KubernetesObject & {
+  readonly metadata: V1ObjectMeta;
+  readonly spec?: unknown;
+  readonly status?: unknown;
+};
+
+export interface ResourceType {
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+  readonly kind: string;
+}
+
+export const HUB_GROUP = 'hub.kalypso.io';
+export const HUB_VERSION = 'v1alpha1';
+
+export const DEPLOYMENT_DESCRIPTORS: ResourceType = {
+  group: HUB_GROUP,
+  version: HUB_VERSION,
+  plural: 'deploymentdescriptors',
+  kind: 'DeploymentDescriptor',
+};
+export const RECONCILERS: ResourceType = { group: HUB_GROUP, version: HUB_VERSION, plural: 'reconcilers', kind: 'Reconciler' };
+export const AZURE_RESOURCE_GRAPHS: ResourceType = {
+  group: HUB_GROUP,
+  version: HUB_VERSION,
+  plural: 'azureresourcegraphs',
+  kind: 'AzureResourceGraph',
+};
+export const FLUX_KUSTOMIZATIONS: ResourceType = {
+  group: 'kustomize.toolkit.fluxcd.io',
+  version: 'v1',
+  plural: 'kustomizations',
+  kind: 'Kustomization',
+};
+
+/** The API path of a resource type's collection, in one namespace or in all. */
+export function collectionPath(type: ResourceType, namespace: string | undefined): string {
+  const prefix = type.group === '' ? `/api/${type.version}` : `/apis/${type.group}/${type.version}`;
+  return namespace === undefined ? `${prefix}/${type.plural}` : `${prefix}/namespaces/${namespace}/${type.plural}`;
+}
+
+/** `namespace/name`, the key of a namespaced object. */
+export function objectKey(object: KubeObject): string {
+  return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+}
