@@ -33,6 +33,8 @@ export interface ResourceRef {
 export const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' };
 
 export interface RecordedRequest {
+  /** The bearer token the client sent. */
+  readonly token: string;
   readonly method: string;
   readonly path: string;
   readonly watch: boolean;
@@ -74,11 +76,12 @@ export class FakeKubeApiServer {
     return `http://127.0.0.1:${(this.#server!.address() as AddressInfo).port}`;
   }
 
-  kubeConfig(): KubeConfig {
+  /** A client configuration; the token tells whose requests are whose in `requests`. */
+  kubeConfig(token = 'hub'): KubeConfig {
     const config = new KubeConfig();
     config.loadFromOptions({
       clusters: [{ name: 'stand-in', server: this.url, skipTLSVerify: true }],
-      users: [{ name: 'tester', token: 'test-token' }],
+      users: [{ name: 'tester', token }],
       contexts: [{ name: 'stand-in', cluster: 'stand-in', user: 'tester' }],
       currentContext: 'stand-in',
     });
@@ -159,7 +162,13 @@ export class FakeKubeApiServer {
   async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://stand-in');
     const watch = url.searchParams.get('watch') === 'true';
-    this.requests.push({ method: request.method ?? 'GET', path: url.pathname, watch, contentType: request.headers['content-type'] });
+    this.requests.push({
+      token: (request.headers.authorization ?? '').replace(/^Bearer\s+/i, ''),
+      method: request.method ?? 'GET',
+      path: url.pathname,
+      watch,
+      contentType: request.headers['content-type'],
+    });
     const match =
       /^\/apis\/([^/]+)\/([^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/(status))?$/.exec(url.pathname);
     if (match === null) return this.#status(response, 404, 'NotFound', `no route for ${url.pathname}`);
