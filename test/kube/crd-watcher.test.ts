@@ -262,7 +262,7 @@ describe('status subresource', () => {
     await expect(client.replaceNamespacedCustomObjectStatus({ ...params, body: { ...stale, status: { note: 'mine' } } })).rejects.toMatchObject({ code: 409 });
     // The hub's merge patch does not conflict, and keeps the other writer's fields.
     const object = await waitFor(() => (ready(api.get(RECONCILERS, 'dev', 'contended'))?.status === 'True' ? api.get(RECONCILERS, 'dev', 'contended') : undefined), 'Ready');
-    expect(object!.status.note).toBe('someone else wrote first');
+    expect(object.status.note).toBe('someone else wrote first');
   });
 });
 
