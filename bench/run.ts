@@ -6,6 +6,7 @@ import { startBenchHub, startBenchServer } from './bench-hub.ts';
 import { machineLine, markdownTable, progress } from './bench-report.ts';
 import { FLEET_S, generateFleet } from './fleet.ts';
 import { benchIngestSdkGrpc } from './ingest-sdk-grpc.ts';
+import { benchArgPoll } from './arg-poll-runner.ts';
 import { benchReports } from './reports.ts';
 
 const { only } = parseArgs({ options: { only: { type: 'string' } } }).values;
@@ -33,6 +34,21 @@ try {
     } finally {
       await hub.stop();
     }
+  }
+
+  if (runs('arg')) {
+    const { url, database } = await server.createDatabase('bench_arg');
+    await database.close();
+    const results = await benchArgPoll(url);
+    sections.push(
+      '## Azure Resource Graph poll (5,000 flux configurations × 4 Kustomizations, 1,000-row pages, HTTPS stand-in)',
+      '',
+      markdownTable(
+        ['poll', 'configurations', 'reconcilers written', 'seconds', 'query pages', 'token requests'],
+        results.map((row) => [row.run, row.configurations, row.reconcilers, row.seconds, row.pages, row.tokenRequests]),
+      ),
+      '',
+    );
   }
 
   if (runs('reports')) {

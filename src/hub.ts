@@ -7,9 +7,14 @@ import { type HttpListener, listenHttp } from './http/listen.ts';
 import type { Logger } from './log/logger.ts';
 import { createHubMetrics, registerPoolMetrics } from './metrics/hub-metrics.ts';
 import { loadKubeConfig, ownNamespace } from './sources/kube/kube-config.ts';
-import { KubeSource } from './sources/kube/kube-source.ts';
+import type { KubeSource } from './sources/kube/kube-source.ts';
 import { OtlpSource } from './sources/otlp/otlp-source.ts';
-import { UnavailablePollers } from './sources/resource-graph/unavailable-pollers.ts';
+import { loadArgConfig } from './config/arg-config.ts';
+import type { ResourceGraphSourceSpec } from './normalize/kube-resources.ts';
+import { credentialFor } from './sources/resource-graph/credentials.ts';
+import { createResourceGraphMetrics } from './sources/resource-graph/resource-graph-metrics.ts';
+import { ResourceGraphPollerPool } from './sources/resource-graph/resource-graph-poller-pool.ts';
+import { createResourceGraphQuery, type ResourceGraphQuery } from './sources/resource-graph/resource-graph-query.ts';
 import type { Source } from './sources/source.ts';
 import { connectDatabase, type Database } from './store/connect.ts';
 import { type EmbeddedPostgres, embeddedPostgresFor } from './store/embedded/embedded-postgres.ts';
@@ -26,6 +31,8 @@ export interface RunningHub {
   readonly database: Database;
   /** The CRD watcher, when the hub found a Kubernetes API server to watch. */
   readonly kube: KubeSource | undefined;
+  /** The running Azure Resource Graph poll loops (from resources or --arg-config). */
+  readonly resourceGraph: ResourceGraphPollerPool;
   /** Graceful stop: sources drain, the API closes, then the database (and embedded server) stop. */
   stop(): Promise<void>;
 }
@@ -38,6 +45,8 @@ export interface HubOverrides {
   readonly identity?: string;
   /** A Kubernetes client configuration to use instead of discovering one (tests). */
   readonly kubeConfig?: KubeConfig;
+  /** Resource Graph query clients to use instead of the Azure SDK's (benchmarks). */
+  readonly resourceGraphQuery?: (source: ResourceGraphSourceSpec) => ResourceGraphQuery;
   /** Include Node process metrics (off in tests that start several hubs). */
   readonly processMetrics?: boolean;
   /** The clock reports judge staleness by (tests pin it). */
@@ -112,11 +121,28 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       log,
     );
     const sources: Source[] = [otlp];
-    const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(config.kube, process.env);
-    const kube =
+    const kubeConfig = overrides.kubeConfig ?? (await loadKubeConfig(config.kube, process.env));
+    // The Kubernetes client is loaded only when there is a cluster to watch.
+    const kubeModules =
       kubeConfig === undefined
         ? undefined
-        : new KubeSource(
+        : await Promise.all([import('./sources/kube/kube-source.ts'), import('./sources/kube/secret-reader.ts')]);
+    const readSecret = kubeConfig === undefined || kubeModules === undefined ? undefined : kubeModules[1].kubeSecretReader(kubeConfig);
+    const pollers = new ResourceGraphPollerPool({
+      sink: writer,
+      db: database.db,
+      connect: async (source) =>
+        overrides.resourceGraphQuery?.(source) ??
+        (await createResourceGraphQuery(await credentialFor(source, process.env, readSecret), config.armEndpoint, log)),
+      metrics: createResourceGraphMetrics(metrics.registry),
+      log,
+      clock: overrides.clock ?? (() => new Date()),
+    });
+    cleanup.push(() => pollers.stopAll());
+    const kube =
+      kubeConfig === undefined || kubeModules === undefined
+        ? undefined
+        : new kubeModules[0].KubeSource(
             kubeConfig,
             {
               namespaces: config.kubeNamespaces,
@@ -127,7 +153,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
               retryPeriodMs: overrides.leaseRetryPeriodMs ?? 2_000,
               ...(overrides.identity === undefined ? {} : { identity: overrides.identity }),
             },
-            new UnavailablePollers('the Azure Resource Graph poller is not part of this build yet'),
+            pollers,
             log,
           );
     if (kube !== undefined) sources.push(kube);
@@ -136,10 +162,17 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       await source.start(writer, abort.signal);
       cleanup.push(() => source.stop());
     }
+    // Sources from --arg-config poll on every replica that has the file (no leader election).
+    for (const source of config.argConfig === undefined ? [] : await loadArgConfig(config.argConfig)) {
+      pollers.upsert(source, (status) =>
+        (status.ready ? log.info.bind(log) : log.warn.bind(log))({ source: source.name, ...status }, 'Resource Graph poll'),
+      );
+    }
 
     return {
       ports: { http: api.port, otlpGrpc: otlp.ports.grpc, otlpHttp: otlp.ports.http },
       kube,
+      resourceGraph: pollers,
       databaseUrl,
       embeddedPostgres: embedded,
       database,

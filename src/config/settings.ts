@@ -197,6 +197,28 @@ export const SETTINGS = {
     description: 'Name of the Lease the hub replicas elect their leader with.',
     parse: text,
   } satisfies Setting<string>,
+  argConfig: {
+    flag: 'arg-config',
+    env: ['KALYPSO_ARG_CONFIG'],
+    default: undefined,
+    description: 'YAML/JSON list of Azure Resource Graph sources to poll without Kubernetes (fields as in the AzureResourceGraph spec, plus `name`).',
+    parse: optionalText,
+    shownDefault: '(none)',
+  } satisfies Setting<string | undefined>,
+  armEndpoint: {
+    flag: 'arm-endpoint',
+    env: ['KALYPSO_ARM_ENDPOINT'],
+    default: 'https://management.azure.com',
+    description: 'Azure Resource Manager endpoint (sovereign clouds); the authority comes from `AZURE_AUTHORITY_HOST`.',
+    parse: (value: string) => {
+      try {
+        const url = new URL(value.trim());
+        return url.protocol === 'https:' ? value.trim().replace(/\/+$/, '') : { invalid: 'must be an https:// URL' };
+      } catch {
+        return { invalid: 'must be an https:// URL' };
+      }
+    },
+  } satisfies Setting<string>,
   logLevel: {
     flag: 'log-level',
     env: ['KALYPSO_LOG_LEVEL'],

@@ -30,6 +30,8 @@ export interface RealStateRecord {
   readonly statusMessage: string;
   /** When the state was observed on the host (never later than when the hub received it). */
   readonly observedAt: Date;
+  /** The polled feed that reported it, for feeds that remove what they no longer see. */
+  readonly reportedBy?: string;
 }
 
 /** Desired state: a CD pipeline assigned a workload version to a deployment target under a GitOps commit. */

@@ -90,6 +90,7 @@ export interface ReconcilerTable {
   manifests_endpoint_id: number;
   first_seen_at: DefaultedTimestamp;
   removed_at: Date | null;
+  reported_by: string | null;
 }
 
 export interface DeploymentStateTable {

@@ -115,6 +115,7 @@ export class RecordWriter implements RecordSink {
       hostId: hostOf(record),
       hostType: record.host.type,
       reconcilerType: record.reconciler.type,
+      reportedBy: record.reportedBy,
       endpointId: endpointOf(record),
       commitId: record.commitId,
       status: record.status,

@@ -18,6 +18,7 @@ export interface ResolvedStateReport extends StateReport {
   /** undefined when the report did not state the host type. */
   readonly hostType: string | undefined;
   readonly reconcilerType: string;
+  readonly reportedBy: string | undefined;
 }
 
 export interface RealStateWriteSummary {
@@ -28,6 +29,7 @@ export interface RealStateWriteSummary {
 interface LockedReconciler {
   id: number;
   type: string;
+  reported_by: string | null;
   manifests_endpoint_id: number;
   removed_at: Date | null;
   state_endpoint_id: number | null;
@@ -50,7 +52,7 @@ export async function writeRealState(
   // the other tables as of its start, so the state must be read by a statement of its own.
   await sql`SELECT id FROM reconciler WHERE id = ANY(${reconcilerIds}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
   const locked = await sql<LockedReconciler>`
-    SELECT r.id, r.type, r.manifests_endpoint_id, r.removed_at,
+    SELECT r.id, r.type, r.reported_by, r.manifests_endpoint_id, r.removed_at,
            s.manifests_endpoint_id AS state_endpoint_id, s.gitops_commit_id, s.status, s.status_message,
            s.observed_at, s.last_observed_at
       FROM reconciler r LEFT JOIN deployment_state s ON s.reconciler_id = r.id
@@ -182,7 +184,7 @@ async function updateReconcilers(
     const previous = newest.get(report.reconcilerId);
     if (previous === undefined || report.observedAt > previous.observedAt) newest.set(report.reconcilerId, report);
   }
-  const changes: { id: number; type: string; endpointId: number; removedAt: Date | null }[] = [];
+  const changes: { id: number; type: string; endpointId: number; removedAt: Date | null; reportedBy: string | null }[] = [];
   for (const row of locked) {
     const report = newest.get(row.id);
     if (report === undefined) continue;
@@ -191,17 +193,20 @@ async function updateReconcilers(
     const revived = row.removed_at !== null && report.observedAt > row.removed_at;
     const type = isNewest ? report.reconcilerType : row.type;
     const endpointId = isNewest ? report.endpointId : row.manifests_endpoint_id;
-    if (revived || type !== row.type || endpointId !== row.manifests_endpoint_id) {
-      changes.push({ id: row.id, type, endpointId, removedAt: revived ? null : row.removed_at });
+    const reportedBy = isNewest && report.reportedBy !== undefined ? report.reportedBy : row.reported_by;
+    if (revived || type !== row.type || endpointId !== row.manifests_endpoint_id || reportedBy !== row.reported_by) {
+      changes.push({ id: row.id, type, endpointId, removedAt: revived ? null : row.removed_at, reportedBy });
     }
   }
   if (changes.length === 0) return;
   await sql`
-    UPDATE reconciler r SET type = c.type, manifests_endpoint_id = c.endpoint_id, removed_at = c.removed_at
+    UPDATE reconciler r
+       SET type = c.type, manifests_endpoint_id = c.endpoint_id, removed_at = c.removed_at, reported_by = c.reported_by
       FROM unnest(${changes.map((change) => change.id)}::bigint[],
                   ${changes.map((change) => change.type)}::text[],
                   ${changes.map((change) => change.endpointId)}::bigint[],
-                  ${changes.map((change) => change.removedAt)}::timestamptz[]) AS c(id, type, endpoint_id, removed_at)
+                  ${changes.map((change) => change.removedAt)}::timestamptz[],
+                  ${changes.map((change) => change.reportedBy)}::text[]) AS c(id, type, endpoint_id, removed_at, reported_by)
      WHERE r.id = c.id`.execute(trx);
 }
 

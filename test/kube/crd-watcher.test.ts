@@ -5,7 +5,10 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { AZURE_RESOURCE_GRAPHS, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
-import { FakeKubeApiServer } from '../support/kube-apiserver.ts';
+import { AzureStandIn } from '../support/azure-standin.ts';
+import { testTls } from '../support/global-tls.ts';
+import { fluxConfigurationRow } from '../support/flux-configurations.ts';
+import { FakeKubeApiServer, SECRETS } from '../support/kube-apiserver.ts';
 import { isAllowed, loadHubRoles, requestAttributes } from '../support/rbac.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
@@ -14,6 +17,7 @@ import { waitFor } from '../support/wait-for.ts';
 const HEX = '4f6e2a9c1d3b5e7f9a0b2c4d6e8f0a1b3c5d7e9f';
 const HEX2 = '0d5c1a7e9b3f4c2d8e6a1b0c9d8e7f6a5b4c3d2e';
 let api: FakeKubeApiServer;
+let azure: AzureStandIn;
 let testDb: TestDatabase;
 let hub: RunningHub;
 let clock = Date.UTC(2026, 10, 20, 9, 0);
@@ -62,15 +66,22 @@ beforeAll(async () => {
   api = new FakeKubeApiServer([DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS]);
   api.now = () => new Date(clock);
   await api.start();
+  azure = new AzureStandIn(await testTls());
+  await azure.start();
+  azure.clients.set('sp-arg', 'arg-secret');
+  azure.rows = [fluxConfigurationRow({ cluster: 'arg-cluster', commit: HEX, compliance: 'Compliant' })];
+  process.env.AZURE_AUTHORITY_HOST = azure.url;
   testDb = await createTestDatabase();
-  hub = await startTestHub(testDb.url, ['--kube', 'on', '--leader-election-namespace', 'kalypso-system'], { kubeConfig: api.kubeConfig(), leaseDurationMs: 2_000, leaseRetryPeriodMs: 200 });
+  hub = await startTestHub(testDb.url, ['--kube', 'on', '--leader-election-namespace', 'kalypso-system', '--arm-endpoint', azure.url], { kubeConfig: api.kubeConfig(), leaseDurationMs: 2_000, leaseRetryPeriodMs: 200 });
   await hub.kube!.synced();
 });
 
 afterAll(async () => {
   await hub.stop();
   await api.stop();
+  await azure.stop();
   await testDb.drop();
+  delete process.env.AZURE_AUTHORITY_HOST;
 });
 
 beforeEach(() => {
@@ -190,16 +201,48 @@ describe('Reconciler', () => {
 });
 
 describe('AzureResourceGraph', () => {
-  it('reports an invalid spec by field, and hands valid ones to the pollers', async () => {
+  it('reports an invalid spec by field', async () => {
     api.apply(AZURE_RESOURCE_GRAPHS, { metadata: { name: 'bad', namespace: 'dev' }, spec: { subscription: 's', tenant: 't', interval: 'soon' } });
     expect(await waitFor(() => ready(api.get(AZURE_RESOURCE_GRAPHS, 'dev', 'bad')), 'invalid')).toMatchObject({
       status: 'False',
       reason: 'Invalid',
       message: 'spec.interval must be a duration such as 30s or 5m (got "soon")',
     });
-    api.apply(AZURE_RESOURCE_GRAPHS, { metadata: { name: 'good', namespace: 'dev' }, spec: { subscription: 's', tenant: 't', managedIdentity: 'id', interval: '1m' } });
-    const condition = await waitFor(() => ready(api.get(AZURE_RESOURCE_GRAPHS, 'dev', 'good')), 'handed over');
-    expect(condition.reason).not.toBe('Invalid');
+  });
+
+  it('starts a poll loop with the client secret of its secretRef, reports each poll, and stops when deleted', async () => {
+    api.apply(SECRETS, {
+      metadata: { name: 'arg-credentials', namespace: 'kalypso-system' },
+      data: { clientId: Buffer.from('sp-arg').toString('base64'), clientSecret: Buffer.from('arg-secret').toString('base64') },
+    });
+    api.apply(AZURE_RESOURCE_GRAPHS, {
+      metadata: { name: 'fleet', namespace: 'kalypso-system' },
+      spec: { subscription: 'sub-1', tenant: 'tenant-1', secretRef: { name: 'arg-credentials' }, interval: '10m' },
+    });
+    const object = await waitFor(
+      () => (ready(api.get(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'fleet'))?.status === 'True' ? api.get(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'fleet') : undefined),
+      'Ready=True after a poll',
+    );
+    expect(ready(object)).toMatchObject({ reason: 'Polled', message: '1 flux configurations → 2 reconcilers' });
+    expect(object.status).toMatchObject({ rowsSeen: 1, lastPollTime: expect.any(String) });
+    await waitFor(async () => (await stateOf('arg-cluster'))?.status === 'success', 'the polled state');
+
+    api.delete(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'fleet');
+    await waitFor(() => hub.resourceGraph.get('kalypso-system/fleet') === undefined, 'the poll loop stopped');
+  });
+
+  it('reports a wrong secret as an authentication failure', async () => {
+    api.apply(SECRETS, {
+      metadata: { name: 'stale-credentials', namespace: 'kalypso-system' },
+      data: { clientId: Buffer.from('sp-arg').toString('base64'), clientSecret: Buffer.from('expired').toString('base64') },
+    });
+    api.apply(AZURE_RESOURCE_GRAPHS, {
+      metadata: { name: 'stale', namespace: 'kalypso-system' },
+      spec: { subscription: 'sub-1', tenant: 'tenant-1', secretRef: { name: 'stale-credentials' }, interval: '10m' },
+    });
+    const condition = await waitFor(() => ready(api.get(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'stale')), 'Ready=False');
+    expect(condition).toMatchObject({ status: 'False', reason: 'AuthenticationFailed' });
+    expect(condition.message).toContain('AADSTS7000215');
   });
 });
 

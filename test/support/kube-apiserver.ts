@@ -31,6 +31,7 @@ export interface ResourceRef {
 }
 
 export const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' };
+export const SECRETS: ResourceRef = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret' };
 
 export interface RecordedRequest {
   /** The bearer token the client sent. */
@@ -56,7 +57,7 @@ export class FakeKubeApiServer {
   readonly requests: RecordedRequest[] = [];
 
   constructor(resources: readonly ResourceRef[]) {
-    for (const resource of [...resources, LEASES]) this.#kinds.set(`${resource.group}/${resource.plural}`, resource);
+    for (const resource of [...resources, LEASES, SECRETS]) this.#kinds.set(`${resource.group}/${resource.plural}`, resource);
   }
 
   async start(): Promise<void> {
@@ -169,10 +170,11 @@ export class FakeKubeApiServer {
       watch,
       contentType: request.headers['content-type'],
     });
+    // /apis/{group}/{version}/… for API groups, /api/v1/… for the core group (Secrets).
     const match =
-      /^\/apis\/([^/]+)\/([^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/(status))?$/.exec(url.pathname);
+      /^\/(?:apis\/([^/]+)|api)\/([^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/(status))?$/.exec(url.pathname);
     if (match === null) return this.#status(response, 404, 'NotFound', `no route for ${url.pathname}`);
-    const [, group, , namespace, plural, name, subresource] = match;
+    const [, group = '', , namespace, plural, name, subresource] = match;
     const key = `${group}/${plural}`;
     const resource = this.#kinds.get(key);
     if (resource === undefined) return this.#status(response, 404, 'NotFound', `the server could not find the requested resource (${key})`);
@@ -260,7 +262,7 @@ export class FakeKubeApiServer {
     const now = this.now();
     const created = {
       ...object,
-      apiVersion: `${resource.group}/${resource.version}`,
+      apiVersion: resource.group === '' ? resource.version : `${resource.group}/${resource.version}`,
       kind: resource.kind,
       metadata: {
         ...object.metadata,

@@ -25,9 +25,9 @@ export async function loadHubRoles(): Promise<RoleDocument[]> {
 
 /** The RBAC attributes of a request: verb, API group, resource (with subresource), namespace, name. */
 export function requestAttributes(request: RecordedRequest) {
-  const match = /^\/apis\/([^/]+)\/[^/]+(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(request.path);
+  const match = /^\/(?:apis\/([^/]+)|api)\/[^/]+(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(request.path);
   if (match === null) throw new Error(`unexpected path ${request.path}`);
-  const [, group, namespace, resource, name, subresource] = match;
+  const [, group = '', namespace, resource, name, subresource] = match;
   const verb =
     request.method === 'GET'
       ? name === undefined
@@ -36,7 +36,7 @@ export function requestAttributes(request: RecordedRequest) {
           : 'list'
         : 'get'
       : ({ POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' } as Record<string, string>)[request.method];
-  return { verb: verb!, group: group!, resource: subresource === undefined ? resource! : `${resource}/${subresource}`, namespace, name };
+  return { verb: verb!, group, resource: subresource === undefined ? resource! : `${resource}/${subresource}`, namespace, name };
 }
 
 export function isAllowed(roles: readonly RoleDocument[], request: RecordedRequest): boolean {

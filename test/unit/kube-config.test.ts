@@ -27,11 +27,11 @@ afterAll(async () => {
 });
 
 describe('loadKubeConfig', () => {
-  it('never loads one with --kube off', () => {
-    expect(loadKubeConfig('off', { KUBECONFIG: kubeconfig })).toBeUndefined();
+  it('never loads one with --kube off', async () => {
+    expect(await loadKubeConfig('off', { KUBECONFIG: kubeconfig })).toBeUndefined();
   });
 
-  it.each(['auto', 'on'] as const)('loads the kubeconfig named by KUBECONFIG with --kube %s', (mode) => {
-    expect(loadKubeConfig(mode, { KUBECONFIG: kubeconfig })?.getCurrentCluster()?.server).toBe('https://hub-cluster.example:6443');
+  it.each(['auto', 'on'] as const)('loads the kubeconfig named by KUBECONFIG with --kube %s', async (mode) => {
+    expect((await loadKubeConfig(mode, { KUBECONFIG: kubeconfig }))?.getCurrentCluster()?.server).toBe('https://hub-cluster.example:6443');
   });
 });

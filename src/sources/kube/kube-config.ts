@@ -3,16 +3,28 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 
 export type KubeMode = 'auto' | 'on' | 'off';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
-export function loadKubeConfig(mode: KubeMode, env: NodeJS.ProcessEnv): KubeConfig | undefined {
+/**
+ * The client configuration to use, or undefined when the watcher stays off. The Kubernetes client
+ * is loaded only when there is a cluster to talk to: a hub without one does not carry it in memory.
+ */
+export async function loadKubeConfig(mode: KubeMode, env: NodeJS.ProcessEnv): Promise<KubeConfig | undefined> {
   if (mode === 'off') return undefined;
   const files = (env.KUBECONFIG ?? '').split(path.delimiter).filter((file) => file !== '');
   const home = path.join(os.homedir(), '.kube', 'config');
+  const available = files.length > 0 || existsSync(home) || env.KUBERNETES_SERVICE_HOST !== undefined;
+  if (!available) {
+    if (mode === 'on') {
+      throw new Error('--kube=on, but no kubeconfig (KUBECONFIG, ~/.kube/config) and no in-cluster service account was found');
+    }
+    return undefined;
+  }
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const config = new KubeConfig();
   if (files.length > 0) {
     // Several files merge as kubectl merges them: the first one names the current context.
@@ -24,13 +36,8 @@ export function loadKubeConfig(mode: KubeMode, env: NodeJS.ProcessEnv): KubeConf
     }
   } else if (existsSync(home)) {
     config.loadFromFile(home);
-  } else if (env.KUBERNETES_SERVICE_HOST !== undefined) {
-    config.loadFromCluster();
   } else {
-    if (mode === 'on') {
-      throw new Error('--kube=on, but no kubeconfig (KUBECONFIG, ~/.kube/config) and no in-cluster service account was found');
-    }
-    return undefined;
+    config.loadFromCluster();
   }
   return config;
 }

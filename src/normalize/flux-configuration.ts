@@ -1,0 +1,199 @@
+// Azure Resource Graph rows of Flux configurations (`microsoft.kubernetesconfiguration/
+// fluxconfigurations`, on Arc-enabled and AKS clusters) → real state. Everything comes from the
+// row itself: no per-cluster ARM call. Pure; the one lookup it cannot do — which deployment target
+// an application Kustomization belongs to — is handed back as a reference for the caller to resolve.
+import type { DeploymentStatus, RealStateRecord } from '../model/deployment-records.ts';
+import { FIELD_LIMITS, FieldReader } from './field-reader.ts';
+import { type Field, normalizeRealState } from './real-state.ts';
+
+export interface TargetReference {
+  readonly environment: string;
+  readonly workspace: string | undefined;
+  readonly application: string | undefined;
+  readonly workload: string;
+  readonly deploymentTarget: string;
+}
+
+export interface FluxConfigurationMapping {
+  readonly records: RealStateRecord[];
+  /** Kustomizations whose endpoint is their deployment target's: complete them once it is known. */
+  readonly pending: { readonly target: TargetReference; readonly complete: (endpoint: string) => RealStateRecord | undefined }[];
+  /** Parts of the row the hub does not map, and why (HelmReleases, non-Git sources, …). */
+  readonly ignored: string[];
+  /** Why the row could not be mapped at all, if it could not. */
+  readonly rejected: string | undefined;
+}
+
+const COMPLIANCE: Readonly<Record<string, DeploymentStatus>> = {
+  compliant: 'success',
+  'non-compliant': 'failure',
+  noncompliant: 'failure',
+  pending: 'in_progress',
+  suspended: 'in_progress',
+  unknown: 'in_progress',
+};
+const SHA1 = /sha1:([0-9a-f]{40})/i;
+
+interface StatusCondition {
+  type?: unknown;
+  status?: unknown;
+  reason?: unknown;
+  message?: unknown;
+  lastTransitionTime?: unknown;
+}
+
+interface ObjectStatus {
+  name?: unknown;
+  namespace?: unknown;
+  kind?: unknown;
+  complianceState?: unknown;
+  statusConditions?: StatusCondition[] | null;
+}
+
+function map(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** The cluster a Flux configuration belongs to: the 9th segment of its resource id, lower-cased. */
+export function clusterOf(id: string): string | undefined {
+  return text(id.split('/')[8])?.toLowerCase();
+}
+
+/** `env.workspace.application.workload.target` or `env.workload.target`, as Kalypso names them. */
+export function targetOfKustomization(name: string): TargetReference | undefined {
+  const parts = name.split('.');
+  if (parts.some((part) => part === '')) return undefined;
+  if (parts.length === 5) {
+    const [environment, workspace, application, workload, deploymentTarget] = parts as [string, string, string, string, string];
+    return { environment, workspace, application, workload, deploymentTarget };
+  }
+  if (parts.length === 3) {
+    const [environment, workload, deploymentTarget] = parts as [string, string, string];
+    return { environment, workspace: undefined, application: undefined, workload, deploymentTarget };
+  }
+  return undefined;
+}
+
+export function mapFluxConfiguration(row: unknown, polledAt: Date): FluxConfigurationMapping {
+  const mapping: FluxConfigurationMapping = { records: [], pending: [], ignored: [], rejected: undefined };
+  const fields = map(row);
+  const id = text(fields['id']) ?? '';
+  const name = text(fields['name']);
+  const properties = map(fields['properties']);
+  const cluster = clusterOf(id);
+  const where = `flux configuration ${JSON.stringify(id || name || '?')}`;
+  if (cluster === undefined || name === undefined) {
+    return { ...mapping, rejected: `${where}: id is not a flux configuration id (no cluster segment) or name is missing` };
+  }
+  const sourceKind = text(properties['sourceKind']) ?? 'GitRepository';
+  if (sourceKind !== 'GitRepository') {
+    return { ...mapping, ignored: [`${where}: source kind ${sourceKind} has no Git manifests endpoint`] };
+  }
+  const repository = map(properties['gitRepository']);
+  const repo = repository['url'];
+  const branch = map(repository['repositoryRef'])['branch'];
+  const kustomizations = Object.entries(map(properties['kustomizations']));
+  const observedAt = time(properties['statusUpdatedAt']) ?? polledAt;
+  const statuses = (Array.isArray(properties['statuses']) ? properties['statuses'] : []) as ObjectStatus[];
+  const configCommit = properties['sourceSyncedCommitId'];
+  const field = (fieldName: string, value: unknown): Field => ({ name: `${where}: properties.${fieldName}`, value });
+  const record = (fieldsOf: {
+    reconciler: string;
+    type: 'arc' | 'flux';
+    endpoint: { repo: Field; branch: Field; path: Field } | Field;
+    commit: Field;
+    compliance: unknown;
+    message: string;
+  }): RealStateRecord | string => {
+    const compliance = typeof fieldsOf.compliance === 'string' ? fieldsOf.compliance.trim().toLowerCase() : undefined;
+    const outcome = normalizeRealState({
+      host: { name: `${where}: id`, value: cluster },
+      hostType: { name: 'host type', value: 'k8s-cluster' },
+      reconcilerName: { name: `${where}: reconciler name`, value: fieldsOf.reconciler },
+      reconcilerType: { name: 'reconciler type', value: fieldsOf.type },
+      endpoint: fieldsOf.endpoint,
+      storageType: { name: 'storage type', value: 'git' },
+      commit: fieldsOf.commit,
+      status: { name: `${where}: complianceState`, value: compliance === undefined ? undefined : (COMPLIANCE[compliance] ?? compliance) },
+      message: fieldsOf.message,
+      observedAt,
+    });
+    return outcome.ok && outcome.record.kind === 'real-state' ? outcome.record : outcome.ok ? 'unexpected record' : outcome.reason;
+  };
+
+  // The configuration itself: an `arc` reconciler applying the repository at its first kustomization's path.
+  const [firstKustomization] = kustomizations;
+  const problems = statuses
+    .filter((status) => text(status.complianceState)?.toLowerCase() === 'non-compliant')
+    .map((status) => `${text(status.kind) ?? 'object'} ${text(status.name) ?? '?'}: ${conditionMessages(status) || 'non-compliant'}`);
+  const configuration = record({
+    reconciler: name,
+    type: 'arc',
+    endpoint: {
+      repo: field('gitRepository.url', repo),
+      branch: field('gitRepository.repositoryRef.branch', branch),
+      path: field(`kustomizations.${firstKustomization?.[0] ?? '?'}.path`, map(firstKustomization?.[1])['path'] ?? ''),
+    },
+    commit: field('sourceSyncedCommitId', configCommit),
+    compliance: properties['complianceState'],
+    message: new FieldReader().message(problems.join('; ')),
+  });
+  if (typeof configuration === 'string') return { ...mapping, rejected: configuration };
+  mapping.records.push(configuration);
+
+  // Every Kustomization the configuration reports on: a `flux` reconciler.
+  const ownPaths = new Map(kustomizations.map(([key, value]) => [`${name}-${key}`, map(value)['path']]));
+  for (const status of statuses) {
+    const kind = text(status.kind);
+    const statusName = text(status.name) ?? '?';
+    if (kind !== 'Kustomization') {
+      if (kind !== 'GitRepository') mapping.ignored.push(`${where}: ${kind ?? 'object'} ${statusName} is not a Kustomization`);
+      continue;
+    }
+    const message = conditionMessages(status);
+    const commit = SHA1.exec(message)?.[1] ?? configCommit;
+    const build = (endpoint: Field | { repo: Field; branch: Field; path: Field }) =>
+      record({ reconciler: statusName, type: 'flux', endpoint, commit: field('sourceSyncedCommitId', commit), compliance: status.complianceState, message });
+    if (ownPaths.has(statusName)) {
+      const built = build({
+        repo: field('gitRepository.url', repo),
+        branch: field('gitRepository.repositoryRef.branch', branch),
+        path: field(`kustomizations path of ${statusName}`, ownPaths.get(statusName) ?? ''),
+      });
+      if (typeof built === 'string') mapping.ignored.push(built);
+      else mapping.records.push(built);
+      continue;
+    }
+    const target = targetOfKustomization(statusName);
+    if (target === undefined) {
+      mapping.ignored.push(`${where}: cannot tell the deployment target of Kustomization ${statusName} from its name`);
+      continue;
+    }
+    mapping.pending.push({
+      target,
+      complete: (endpoint) => {
+        const built = build({ name: 'deployment target endpoint', value: endpoint });
+        return typeof built === 'string' ? undefined : built;
+      },
+    });
+  }
+  return mapping;
+}
+
+function conditionMessages(status: ObjectStatus): string {
+  return (status.statusConditions ?? [])
+    .map((condition) => text(condition.message))
+    .filter((message): message is string => message !== undefined)
+    .join('; ')
+    .slice(0, FIELD_LIMITS.message);
+}
+
+function time(value: unknown): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const parsed = new Date(value);
+  return Number.isNaN(parsed.getTime()) ? undefined : parsed;
+}
