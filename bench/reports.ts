@@ -25,7 +25,7 @@ export function reportRequests(size: FleetSize): { name: string; path: string }[
     { name: 'history of an environment', path: `/api/v1/history?environment=${environment}` },
     { name: 'history of a workload', path: `/api/v1/history?workload=w7&environment=${environment}` },
     { name: 'history of a host', path: '/api/v1/history?host=host-00042' },
-    { name: 'compare all environments', path: `/api/v1/compare?environments=${size.environments.join(',')}` },
+    { name: 'compare all environments (first 200 rows)', path: `/api/v1/compare?environments=${size.environments.join(',')}` },
     { name: 'drift of an environment', path: `/api/v1/drift?environment=${environment}` },
     {
       name: 'rollout gate',

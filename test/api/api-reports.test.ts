@@ -316,6 +316,23 @@ describe('GET /compare', () => {
     expect(cart).toMatchObject({ desiredDiffers: false, deployedDiffers: false });
   });
 
+  it('pages rows by workspace, application, workload and target, and filters by workspace', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const { body }: { body: any } = await get(`/compare?environments=dev,prod&limit=1${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+      expect(body.items.length).toBeLessThanOrEqual(1);
+      seen.push(...body.items.map((item: { workload: string }) => item.workload));
+      cursor = body.nextCursor;
+    } while (cursor !== null);
+    expect(seen).toEqual(['cart', 'greeter-api', 'hello-world']);
+    expect((await get('/compare?environments=dev,prod&workspace=kaizentm')).body.items.map((item: { workload: string }) => item.workload)).toEqual([
+      'greeter-api',
+      'hello-world',
+    ]);
+    expect((await get('/compare?environments=dev,prod&cursor=nope')).status).toBe(400);
+  });
+
   it('needs two or more known environments', async () => {
     expect((await get('/compare?environments=dev')).body.error.message).toBe('environments: name at least two environments, comma-separated');
     expect((await get('/compare')).body.error.message).toMatch(/^environments: /);

@@ -3,7 +3,8 @@ import { compareReport } from '../../store/reports/compare-report.ts';
 import { environmentExists } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { DeployedVersionSchema, DesiredVersionSchema, errorResponses, jsonResponse, notFoundResponse, StatusCountsSchema } from './schemas.ts';
+import type { TargetRowKey } from '../../store/reports/target-deployments.ts';
+import { DeployedVersionSchema, DesiredVersionSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, StatusCountsSchema } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 const CellSchema = z
@@ -41,10 +42,17 @@ const compare = createRoute({
         .min(1)
         .max(MAX_ENVIRONMENTS * 254)
         .openapi({ description: 'Comma-separated environment names, e.g. dev,qa,prod', example: 'dev,qa,prod' }),
+      workspace: NameParam('workspace', 'query', 'Only this workspace').optional(),
+      application: NameParam('application', 'query', 'Only this application').optional(),
+      limit: z.coerce.number().int().min(1).max(1_000).default(200).openapi({ description: 'Rows per page' }),
+      cursor: z.string().max(2_000).optional().openapi({ description: 'nextCursor of the previous page' }),
     }),
   },
   responses: {
-    ...jsonResponse(z.object({ environments: z.array(z.string()), items: z.array(ComparedSchema) }), 'One row per workload and target name'),
+    ...jsonResponse(
+      z.object({ environments: z.array(z.string()), items: z.array(ComparedSchema), nextCursor: z.string().nullable() }),
+      'One row per workload and target name, by workspace, application, workload and target',
+    ),
     ...errorResponses,
     ...notFoundResponse,
   },
@@ -52,7 +60,8 @@ const compare = createRoute({
 
 export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(compare, async (c) => {
-    const names = [...new Set(c.req.valid('query').environments.split(',').map((name) => name.trim()))].filter((name) => name !== '');
+    const query = c.req.valid('query');
+    const names = [...new Set(query.environments.split(',').map((name) => name.trim()))].filter((name) => name !== '');
     if (names.length < 2) throw new ApiError(400, 'invalid_parameter', 'environments: name at least two environments, comma-separated');
     if (names.length > MAX_ENVIRONMENTS) {
       throw new ApiError(400, 'invalid_parameter', `environments: at most ${MAX_ENVIRONMENTS} environments`);
@@ -60,7 +69,30 @@ export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     for (const name of names) {
       if (!(await environmentExists(deps.db, name))) throw new ApiError(404, 'not_found', `environment ${JSON.stringify(name)} not found`);
     }
-    const items = await compareReport(deps.db, reportContext(deps), names);
-    return c.json({ environments: names, items: serialized(items) }, 200);
+    const after = query.cursor === undefined ? undefined : decodeRowCursor(query.cursor);
+    if (query.cursor !== undefined && after === undefined) throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
+    const page = await compareReport(deps.db, reportContext(deps), names, {
+      limit: query.limit,
+      after,
+      workspace: query.workspace,
+      application: query.application,
+    });
+    return c.json(
+      {
+        environments: names,
+        items: serialized(page.items),
+        nextCursor: page.next === null ? null : Buffer.from(JSON.stringify(page.next)).toString('base64url'),
+      },
+      200,
+    );
   });
+}
+
+function decodeRowCursor(text: string): TargetRowKey | undefined {
+  try {
+    const key = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
+    return Array.isArray(key) && key.length === 4 && key.every((part) => typeof part === 'string') ? (key as unknown as TargetRowKey) : undefined;
+  } catch {
+    return undefined;
+  }
 }

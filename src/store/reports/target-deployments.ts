@@ -40,11 +40,21 @@ export interface TargetDeployment {
   reconcilers: StatusCounts;
 }
 
+/** A row of the comparison: workspace, application, workload and deployment target name. */
+export type TargetRowKey = readonly [string, string, string, string];
+
 export async function targetDeployments(
   db: Kysely<HubDatabase>,
   context: ReportContext,
   environments: readonly string[],
+  rows?: readonly TargetRowKey[],
 ): Promise<TargetDeployment[]> {
+  const onlyRows =
+    rows === undefined
+      ? sql`true`
+      : sql`(t.workspace, t.application, t.workload, t.name) IN (
+              SELECT * FROM unnest(${rows.map((row) => row[0])}::text[], ${rows.map((row) => row[1])}::text[],
+                                   ${rows.map((row) => row[2])}::text[], ${rows.map((row) => row[3])}::text[]))`;
   const targets = await sql<{
     id: number;
     workspace: string;
@@ -64,13 +74,14 @@ export async function targetDeployments(
       JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
       LEFT JOIN deployment_assignment a ON a.id = t.current_assignment_id
       LEFT JOIN workload_version v ON v.id = a.workload_version_id
-     WHERE t.environment = ANY(${environments}::text[])
+     WHERE t.environment = ANY(${environments}::text[]) AND ${onlyRows}
      ORDER BY t.workspace, t.application, t.workload, t.name, ${TARGET_ENVIRONMENT_ORDER}`.execute(db);
 
   // Aggregate the reconcilers per endpoint first (thousands of rows → hundreds), then name versions.
   const deployed = await sql<{ target_id: number; commit: string; version: string | null; status: ReportedStatus; stale: boolean; n: number }>`
     WITH targets AS (
-      SELECT t.id, t.manifests_endpoint_id FROM deployment_target_named t WHERE t.environment = ANY(${environments}::text[])
+      SELECT t.id, t.manifests_endpoint_id FROM deployment_target_named t
+       WHERE t.environment = ANY(${environments}::text[]) AND ${onlyRows}
     ), per_endpoint AS (
       SELECT s.manifests_endpoint_id, s.gitops_commit_id, s.status, ${hasStatus('s', 'stale', context)} AS stale, count(*)::int AS n
         FROM deployment_state s
