@@ -1,4 +1,5 @@
-// The hub's HTTP application on port 8080: health, metrics, the /api/v1 query API and its docs.
+// The hub's HTTP application on port 8080: health, metrics, the /api/v1 query API and its docs,
+// and the web UI.
 import { Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
@@ -7,6 +8,7 @@ import { apiDocsRoutes } from './api-docs.ts';
 import { type HealthDeps, healthRoutes } from './health-routes.ts';
 import type { ApiV1Deps } from './v1/api-deps.ts';
 import { createApiV1 } from './v1/api-v1.ts';
+import { uiRoutes } from '../ui/ui-routes.ts';
 
 export type ApiDeps = HealthDeps & ApiV1Deps & { readonly log: Logger; readonly metrics: HubMetrics };
 
@@ -20,8 +22,18 @@ export function createApiApp(deps: ApiDeps): Hono {
     stop({ route: c.req.routePath, status: String(c.res.status) });
   });
   app.route('/', healthRoutes(deps));
+  // Until the schema is migrated the reports have no tables to read: say so, as a retryable 503.
+  app.use('/api/v1/*', async (c, next) => {
+    if (!deps.isMigrated()) {
+      c.header('retry-after', '5');
+      return c.json(errorBody('not_ready', 'the database schema is not migrated yet; retry later'), 503);
+    }
+    await next();
+    return undefined;
+  });
   app.route('/api/v1', createApiV1(deps));
   app.route('/api/docs', apiDocsRoutes());
+  app.route('/', uiRoutes());
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   app.onError(handleApiError(deps.log));
   return app;

@@ -1,6 +1,7 @@
 // `kalypso-hub <command>`: serve (default), migrate, help.
 import { ConfigError, describeSettings, resolveConfig } from '../config/config.ts';
 import { createLogger } from '../log/logger.ts';
+import { DEMO_USAGE, runDemo } from './demo-command.ts';
 import { runMigrate } from './migrate-command.ts';
 import { ROLLOUT_USAGE, runRollout } from './rollout-command.ts';
 import { runServe } from './serve-command.ts';
@@ -11,6 +12,7 @@ Commands:
   serve      run the hub: OTLP receivers, API, store (default)
   migrate    apply database migrations and exit
   rollout    rollout gate for CD pipelines (kalypso-hub rollout --help)
+  demo       feed a demo fleet into a running hub (kalypso-hub demo --help)
   help       show this help
 
 Settings (flag > KALYPSO_* variable > generic variable > default):
@@ -32,6 +34,10 @@ try {
     case 'rollout':
       if (flags.includes('--help')) process.stdout.write(ROLLOUT_USAGE);
       else process.exitCode = await runRollout(flags, process.env);
+      break;
+    case 'demo':
+      if (flags.includes('--help')) process.stdout.write(DEMO_USAGE);
+      else process.exitCode = await runDemo(flags, process.env);
       break;
     case 'help':
     case '--help':

@@ -1,6 +1,7 @@
 // `kalypso-hub serve`: run until SIGINT/SIGTERM, then shut down gracefully. A second signal
 // exits at once.
 import type { HubConfig } from '../config/config.ts';
+import { feedDemoFleet, followDemoFleet } from '../demo/demo-feeder.ts';
 import { startHub } from '../hub.ts';
 import { createLogger } from '../log/logger.ts';
 
@@ -14,7 +15,14 @@ export async function runServe(config: HubConfig): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  log.info({ ports: hub.ports }, 'Kalypso Observability Hub running');
+  log.info({ ports: hub.ports, ui: `http://localhost:${hub.ports.http}/` }, 'Kalypso Observability Hub running');
+  const demo = new AbortController();
+  if (config.demo) {
+    const options = { otlpEndpoint: `http://127.0.0.1:${hub.ports.otlpHttp}`, hosts: 40, log, ...(config.ingestToken === undefined ? {} : { token: config.ingestToken }) };
+    feedDemoFleet(options)
+      .then((fleet) => followDemoFleet(options, fleet, demo.signal))
+      .catch((error: unknown) => log.error({ err: (error as Error).message }, 'demo fleet failed'));
+  }
   const running = hub;
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals): void => {
@@ -23,6 +31,7 @@ export async function runServe(config: HubConfig): Promise<void> {
       process.exit(1);
     }
     stopping = true;
+    demo.abort();
     log.info({ signal }, 'shutting down: finishing in-flight work');
     running.stop().then(
       () => {

@@ -16,7 +16,9 @@ export function resolveConfig(argv: readonly string[], env: NodeJS.ProcessEnv): 
   try {
     flags = parseArgs({
       args: [...argv],
-      options: Object.fromEntries(Object.values(SETTINGS).map((setting) => [setting.flag, { type: 'string' as const }])),
+      options: Object.fromEntries(
+        Object.values(SETTINGS).map((setting: Setting<unknown>) => [setting.flag, { type: setting.boolean === true ? ('boolean' as const) : ('string' as const) }]),
+      ),
       strict: true,
       allowPositionals: false,
     }).values;
@@ -26,7 +28,7 @@ export function resolveConfig(argv: readonly string[], env: NodeJS.ProcessEnv): 
 
   const config: Record<string, unknown> = {};
   for (const [name, setting] of Object.entries(SETTINGS) as [SettingName, Setting<unknown>][]) {
-    const flagValue = flags[setting.flag];
+    const flagValue = typeof flags[setting.flag] === 'boolean' ? String(flags[setting.flag]) : flags[setting.flag];
     const envName = setting.env.find((variable) => env[variable] !== undefined && env[variable] !== '');
     const [source, raw] =
       typeof flagValue === 'string'

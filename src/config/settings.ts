@@ -15,6 +15,8 @@ export interface Setting<T> {
   readonly shownDefault?: string;
   /** Secret values are never printed. */
   readonly secret?: boolean;
+  /** A switch: `--flag` alone means true (the environment variable takes true/false). */
+  readonly boolean?: true;
 }
 
 const port = (text: string): number | { invalid: string } => {
@@ -219,6 +221,19 @@ export const SETTINGS = {
       }
     },
   } satisfies Setting<string>,
+  demo: {
+    flag: 'demo',
+    env: ['KALYPSO_DEMO'],
+    default: false,
+    description: 'Feed a demo fleet through the hub’s own OTLP receiver on start, and keep it moving.',
+    parse: (value: string) =>
+      ['true', '1', 'yes', 'on'].includes(value.trim().toLowerCase())
+        ? true
+        : ['false', '0', 'no', 'off', ''].includes(value.trim().toLowerCase())
+          ? false
+          : { invalid: 'must be true or false' },
+    boolean: true,
+  } satisfies Setting<boolean>,
   logLevel: {
     flag: 'log-level',
     env: ['KALYPSO_LOG_LEVEL'],

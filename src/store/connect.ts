@@ -37,7 +37,7 @@ export function connectDatabase(options: DatabaseOptions, log: Logger): Database
   });
   // An idle client whose server went away emits 'error' on the pool; unhandled, it would crash
   // the process. The next query gets a fresh connection (or a clear "unavailable").
-  pool.on('error', (error) => log.warn({ err: error }, 'database connection lost'));
+  pool.on('error', (error: Error & { code?: string }) => log.warn({ err: error.message, code: error.code }, 'database connection lost'));
   const db = new Kysely<HubDatabase>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,

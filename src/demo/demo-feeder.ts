@@ -1,0 +1,66 @@
+// Feeds the demo fleet into a running hub through OTLP/HTTP — the same path real agents use —
+// and, when following, keeps it alive: the staging rollout lands host by host, and live hosts
+// keep reporting so that only the offline one turns stale.
+import type { Logger } from '../log/logger.ts';
+import { buildDemoFleet, type DemoFleet } from './demo-fleet.ts';
+import { type ResourceLogsToSend, sendLogs } from './otlp-http-sender.ts';
+
+export interface DemoOptions {
+  /** The hub's OTLP/HTTP base URL, e.g. http://localhost:4318. */
+  readonly otlpEndpoint: string;
+  readonly hosts: number;
+  readonly token?: string;
+  readonly log: Logger;
+}
+
+const BATCH = 20;
+const ROLLOUT_STEP_MS = 15_000;
+const HEARTBEAT_MS = 5 * 60_000;
+
+export async function feedDemoFleet(options: DemoOptions): Promise<DemoFleet> {
+  const fleet = buildDemoFleet({ hosts: options.hosts, now: new Date() });
+  for (const request of fleet.descriptors) await send(options, request);
+  for (let i = 0; i < fleet.states.length; i += BATCH) await send(options, fleet.states.slice(i, i + BATCH));
+  const records = fleet.states.reduce((total, entry) => total + entry.logs.length, 0);
+  options.log.info({ hosts: fleet.states.length, stateReports: records, ...fleet.scenario, rolloutPending: fleet.scenario.rolloutPending.length }, 'demo fleet sent');
+  return fleet;
+}
+
+/** Keeps the demo moving until `signal` aborts. */
+export async function followDemoFleet(options: DemoOptions, fleet: DemoFleet, signal: AbortSignal): Promise<void> {
+  let sinceHeartbeat = 0;
+  while (!signal.aborted) {
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, ROLLOUT_STEP_MS);
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      });
+    });
+    if (signal.aborted) return;
+    const now = new Date();
+    const landed = fleet.scenario.rolloutPending.shift();
+    if (landed !== undefined) {
+      const key = `${landed.host}/${landed.reconciler}`;
+      const previous = fleet.latest.get(key);
+      if (previous !== undefined) {
+        const log = { ...previous.log, time: now, attributes: { ...previous.log.attributes, 'kalypso.deployment.status': 'success' }, body: 'Applied revision' };
+        fleet.latest.set(key, { resource: previous.resource, log });
+        await send(options, [{ resource: previous.resource, logs: [log] }]).catch((error: unknown) => options.log.warn({ err: (error as Error).message }, 'demo report failed'));
+      }
+    }
+    sinceHeartbeat += ROLLOUT_STEP_MS;
+    if (sinceHeartbeat >= HEARTBEAT_MS) {
+      sinceHeartbeat = 0;
+      const beats = [...fleet.latest.values()].map(({ resource, log }) => ({ resource, logs: [{ ...log, time: now }] }));
+      for (let i = 0; i < beats.length; i += BATCH) {
+        await send(options, beats.slice(i, i + BATCH)).catch((error: unknown) => options.log.warn({ err: (error as Error).message }, 'demo heartbeat failed'));
+      }
+    }
+  }
+}
+
+async function send(options: DemoOptions, batch: readonly ResourceLogsToSend[]): Promise<void> {
+  const result = await sendLogs(options.otlpEndpoint, batch, options.token);
+  if (result.rejected > 0) throw new Error(`the hub rejected ${result.rejected} demo records: ${result.errorMessage}`);
+}

@@ -1,0 +1,186 @@
+// A realistic demo fleet: three workspaces, seven workloads, four environments in promotion order,
+// Kubernetes clusters and edge devices — with a rollout in progress, a failing host, an offline
+// host and drift. Deterministic (the same fleet every time), expressed as the OTLP log records an
+// edge agent and a CD pipeline would send.
+import { createHash } from 'node:crypto';
+import type { ResourceLogsToSend } from './otlp-http-sender.ts';
+
+export const DEMO_ENVIRONMENTS = ['dev', 'qa', 'staging', 'prod'] as const;
+type Environment = (typeof DEMO_ENVIRONMENTS)[number];
+
+interface DemoWorkload {
+  readonly workspace: string;
+  readonly application: string;
+  readonly workload: string;
+  readonly target: string;
+  /** Oldest first. */
+  readonly versions: readonly string[];
+  /** Runs on the edge devices of prod rather than on clusters. */
+  readonly edge?: boolean;
+}
+
+const WORKLOADS: readonly DemoWorkload[] = [
+  { workspace: 'kaizentm', application: 'greeting-service', workload: 'hello-world', target: 'functional-test', versions: ['0.9.0', '1.0.0', '1.1.0', '1.2.0'] },
+  { workspace: 'kaizentm', application: 'greeting-service', workload: 'greeter-api', target: 'main', versions: ['2.3.1', '2.4.0', '2.5.0', '2.6.0'] },
+  { workspace: 'kaizentm', application: 'payments', workload: 'ledger', target: 'main', versions: ['5.0.2', '5.1.0', '5.2.0', '5.2.1'] },
+  { workspace: 'kaizentm', application: 'payments', workload: 'checkout', target: 'main', versions: ['3.7.0', '3.8.0', '3.9.0', '4.0.0'] },
+  { workspace: 'contoso-retail', application: 'storefront', workload: 'catalog', target: 'web', versions: ['1.12.0', '1.13.0', '1.14.0', '1.15.0'] },
+  { workspace: 'contoso-retail', application: 'storefront', workload: 'cart', target: 'web', versions: ['0.21.0', '0.22.0', '0.23.0', '0.23.1'] },
+  { workspace: 'contoso-retail', application: 'edge-pos', workload: 'pos-terminal', target: 'stores', versions: ['7.1.0', '7.2.0', '7.3.0', '7.4.0'], edge: true },
+];
+
+/** How far behind the newest version each environment's desired state is. */
+const LAG: Record<Environment, number> = { dev: 0, qa: 1, staging: 1, prod: 2 };
+
+const CITIES = ['berlin', 'paris', 'madrid', 'rome', 'vienna', 'oslo', 'lisbon', 'prague', 'dublin', 'warsaw'];
+
+export interface DemoScenario {
+  /** The staging rollout of `catalog` in progress: these reconcilers have not applied it yet. */
+  readonly rolloutPending: { readonly host: string; readonly reconciler: string; readonly endpoint: string; readonly commit: string }[];
+  readonly rolloutEndpoint: string;
+  readonly rolloutCommit: string;
+  readonly failingHost: string;
+  readonly offlineHost: string;
+  readonly driftingHost: string;
+}
+
+export interface DemoFleet {
+  /** Descriptors, one request per environment, in promotion order (that order is the matrix's). */
+  readonly descriptors: ResourceLogsToSend[][];
+  readonly states: ResourceLogsToSend[];
+  readonly scenario: DemoScenario;
+  /** Every live reconciler's latest report, for heartbeats. */
+  readonly latest: Map<string, { resource: ResourceLogsToSend['resource']; log: ResourceLogsToSend['logs'][number] }>;
+}
+
+export function commitOf(...parts: string[]): string {
+  return createHash('sha1').update(parts.join('/')).digest('hex');
+}
+
+export function endpointOf(workload: DemoWorkload, environment: string): string {
+  return `https://github.com/contoso/${workload.workspace}-gitops/${environment}/${workload.workload}-${workload.target}`;
+}
+
+interface Host {
+  readonly name: string;
+  readonly environment: Environment;
+  readonly edge: boolean;
+}
+
+function hostsOf(count: number): Host[] {
+  const hosts: Host[] = [];
+  const share: [Environment, number][] = [
+    ['dev', 0.15],
+    ['qa', 0.15],
+    ['staging', 0.2],
+  ];
+  for (const [environment, fraction] of share) {
+    const n = Math.max(2, Math.round(count * fraction));
+    for (let i = 1; i <= n; i += 1) hosts.push({ name: `aks-${environment}-${String(i).padStart(2, '0')}`, environment, edge: false });
+  }
+  const prod = Math.max(4, count - hosts.length);
+  const clusters = Math.ceil(prod / 2);
+  for (let i = 1; i <= clusters; i += 1) hosts.push({ name: `aks-prod-${String(i).padStart(2, '0')}`, environment: 'prod', edge: false });
+  for (let i = 1; i <= prod - clusters; i += 1) {
+    hosts.push({ name: `store-${CITIES[(i - 1) % CITIES.length]}-${String(Math.ceil(i / CITIES.length)).padStart(2, '0')}`, environment: 'prod', edge: true });
+  }
+  return hosts;
+}
+
+const minutesBefore = (now: Date, minutes: number) => new Date(now.getTime() - minutes * 60_000);
+
+export function buildDemoFleet(options: { hosts: number; now: Date }): DemoFleet {
+  const { now } = options;
+  const descriptors: ResourceLogsToSend[][] = DEMO_ENVIRONMENTS.map((environment) => [
+    {
+      resource: { 'service.name': 'cd-pipeline', 'deployment.environment': environment },
+      logs: WORKLOADS.flatMap((workload) => {
+        const desired = workload.versions.length - 1 - LAG[environment];
+        return workload.versions.slice(0, desired + 1).map((version, index) => ({
+          eventName: 'kalypso.deployment.descriptor',
+          // Older versions were assigned days ago; the staging catalog rollout ten minutes ago.
+          time: minutesBefore(now, workload.workload === 'catalog' && environment === 'staging' && index === desired ? 10 : (desired - index + 1) * 1_440),
+          attributes: { 'vcs.ref.head.revision': `${environment}@sha1:${commitOf(workload.workload, environment, version)}` },
+          body: {
+            workload: {
+              name: workload.workload,
+              source: { repo: `https://github.com/contoso/${workload.workload}`, branch: 'main', path: '.' },
+              application: { name: workload.application, workspace: { name: workload.workspace } },
+            },
+            deploymentTarget: {
+              name: workload.target,
+              environment,
+              manifests: { repo: `https://github.com/contoso/${workload.workspace}-gitops`, branch: environment, path: `${workload.workload}-${workload.target}` },
+            },
+            workloadVersion: { version, build: `build-${version}`, commit: commitOf('source', workload.workload, version), buildTime: minutesBefore(now, (desired - index + 2) * 1_440).toISOString() },
+          },
+        }));
+      }),
+    },
+  ]);
+
+  const hosts = hostsOf(options.hosts);
+  const stagingHosts = hosts.filter((host) => host.environment === 'staging');
+  const failingHost = hosts.filter((host) => host.environment === 'prod' && !host.edge)[2]?.name ?? 'aks-prod-03';
+  const offlineHost = hosts.find((host) => host.edge)?.name ?? 'store-berlin-01';
+  const driftingHost = hosts.filter((host) => host.environment === 'qa')[1]?.name ?? 'aks-qa-02';
+  const catalog = WORKLOADS.find((workload) => workload.workload === 'catalog')!;
+  const rolloutVersion = catalog.versions[catalog.versions.length - 1 - LAG.staging]!;
+  const scenario: DemoScenario = {
+    rolloutPending: [],
+    rolloutEndpoint: endpointOf(catalog, 'staging'),
+    rolloutCommit: commitOf('catalog', 'staging', rolloutVersion),
+    failingHost,
+    offlineHost,
+    driftingHost,
+  };
+  const latest: DemoFleet['latest'] = new Map();
+
+  const states: ResourceLogsToSend[] = hosts.map((host, hostIndex) => {
+    const resource = { 'k8s.cluster.name': host.name, 'kalypso.host.type': host.edge ? 'edge-device' : 'k8s-cluster' };
+    const offline = host.name === offlineHost;
+    // Live hosts last reported within the past two minutes; the offline one two hours ago.
+    const lastReport = offline ? minutesBefore(now, 120) : new Date(now.getTime() - ((hostIndex * 7_919) % 120_000));
+    const logs = WORKLOADS.filter((workload) => (workload.edge === true) === host.edge).flatMap((workload) => {
+      const desired = workload.versions.length - 1 - LAG[host.environment];
+      const applied = host.name === driftingHost && workload.workload === 'hello-world' ? desired - 1 : desired;
+      const reconciler = `flux-system/${workload.workload}`;
+      const endpoint = endpointOf(workload, host.environment);
+      const report = (version: string, status: string, message: string, time: Date) => ({
+        eventName: 'kalypso.deployment.state',
+        time,
+        attributes: {
+          'kalypso.reconciler.name': reconciler,
+          'kalypso.reconciler.type': 'flux',
+          'kalypso.manifests.endpoint': endpoint,
+          'vcs.ref.head.revision': `${host.environment}@sha1:${commitOf(workload.workload, host.environment, version)}`,
+          'kalypso.deployment.status': status,
+        },
+        body: message,
+      });
+      const inRollout = workload.workload === 'catalog' && host.environment === 'staging';
+      const history = workload.versions.slice(Math.max(0, applied - 2), applied + 1).flatMap((version, index, list) => {
+        // A version a day apart each; the staging catalog rollout started ten minutes ago.
+        const minutes = inRollout && version === rolloutVersion ? 8 : (list.length - index) * 1_440;
+        return [report(version, 'in_progress', 'Reconciliation in progress', minutesBefore(lastReport, minutes)), report(version, 'success', `Applied revision: ${version}`, minutesBefore(lastReport, minutes - 3))];
+      });
+      let last = report(workload.versions[applied]!, 'success', `Applied revision: ${workload.versions[applied]}`, lastReport);
+      if (inRollout) {
+        // The rollout of the new catalog: the first 60 % of staging clusters have applied it.
+        const pending = stagingHosts.indexOf(host) >= Math.ceil(stagingHosts.length * 0.6);
+        if (pending) {
+          last = report(rolloutVersion, 'in_progress', 'Reconciliation in progress: waiting for Deployment/catalog to become ready', lastReport);
+          history.pop();
+          scenario.rolloutPending.push({ host: host.name, reconciler, endpoint, commit: scenario.rolloutCommit });
+        }
+      }
+      if (host.name === failingHost && workload.workload === 'checkout') {
+        last = report(workload.versions[applied]!, 'failure', "Health check failed after 5m0s: timeout waiting for: [Deployment/checkout status: 'InProgress']", lastReport);
+      }
+      if (!offline) latest.set(`${host.name}/${reconciler}`, { resource, log: last });
+      return [...history, last];
+    });
+    return { resource, logs };
+  });
+  return { descriptors, states, scenario, latest };
+}

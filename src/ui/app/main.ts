@@ -1,0 +1,74 @@
+// The web UI's router: one module per page, chosen by the path; links within the UI navigate
+// without reloading; every page refreshes itself while visible, so the fleet view stays live.
+import { h, replaceContent } from './dom.ts';
+import { mountDrift } from './pages/drift-page.ts';
+import { mountHistory } from './pages/history-page.ts';
+import { mountHostDetail } from './pages/host-detail-page.ts';
+import { mountHosts } from './pages/hosts-page.ts';
+import { mountMatrix } from './pages/matrix-page.ts';
+import { mountRollout } from './pages/rollout-page.ts';
+import type { Page } from './page.ts';
+
+const REFRESH_MS = 10_000;
+
+const routes: [RegExp, (root: HTMLElement, signal: AbortSignal, match: RegExpExecArray) => Page][] = [
+  [/^\/$/, (root, signal) => mountMatrix(root, signal)],
+  [/^\/hosts$/, (root, signal) => mountHosts(root, signal)],
+  [/^\/hosts\/([^/]+)$/, (root, signal, match) => mountHostDetail(root, signal, decodeURIComponent(match[1]!))],
+  [/^\/history$/, (root, signal) => mountHistory(root, signal)],
+  [/^\/drift$/, (root, signal) => mountDrift(root, signal)],
+  [/^\/rollout$/, (root, signal) => mountRollout(root, signal)],
+];
+
+let current: { controller: AbortController; page: Page } | undefined;
+
+function route(): void {
+  current?.controller.abort();
+  const root = document.getElementById('app')!;
+  const controller = new AbortController();
+  for (const [pattern, mount] of routes) {
+    const match = pattern.exec(location.pathname);
+    if (match === null) continue;
+    const page = mount(root, controller.signal, match);
+    current = { controller, page };
+    markCurrentNav();
+    void page.refresh();
+    return;
+  }
+  replaceContent(root, h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '/' }, 'Back to the environments')));
+}
+
+function markCurrentNav(): void {
+  for (const link of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
+    const path = new URL(link.href).pathname;
+    const active = path === '/' ? location.pathname === '/' : location.pathname.startsWith(path);
+    if (active) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+}
+
+/** Navigates within the UI (used by links and filter forms). */
+export function navigate(url: string): void {
+  history.pushState(null, '', url);
+  route();
+  document.getElementById('app')?.focus();
+}
+
+document.addEventListener('click', (event) => {
+  const link = (event.target as Element | null)?.closest('a');
+  if (link === null || link === undefined || event.defaultPrevented || event.button !== 0) return;
+  if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || link.target === '_blank') return;
+  const url = new URL(link.href);
+  if (url.origin !== location.origin || url.pathname.startsWith('/api/')) return;
+  event.preventDefault();
+  navigate(url.pathname + url.search);
+});
+
+window.addEventListener('popstate', route);
+window.addEventListener('kalypso:navigate', (event) => navigate((event as CustomEvent<string>).detail));
+
+setInterval(() => {
+  if (document.visibilityState === 'visible') void current?.page.refresh();
+}, REFRESH_MS);
+
+route();

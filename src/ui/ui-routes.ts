@@ -1,0 +1,64 @@
+// Serves the web UI: one HTML shell for every page path, the stylesheet, and the browser modules.
+// The modules are TypeScript in src/ui/app, served as JavaScript with their types stripped by
+// Node itself (node:module stripTypeScriptTypes) — no bundler, no build step, no CDN.
+import { readFile } from 'node:fs/promises';
+import { stripTypeScriptTypes } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Hono } from 'hono';
+
+const APP_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'app');
+export const UI_PAGES = ['/', '/hosts', '/hosts/:host', '/history', '/drift', '/rollout'] as const;
+
+const SHELL = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Kalypso Observability Hub</title>
+  <link rel="icon" href="data:,">
+  <link rel="stylesheet" href="/ui/styles.css">
+  <script type="module" src="/ui/app/main.ts"></script>
+</head>
+<body>
+  <a class="skip" href="#app">Skip to content</a>
+  <header>
+    <a class="brand" href="/">Kalypso</a>
+    <nav aria-label="Views">
+      <a href="/">Environments</a>
+      <a href="/hosts">Hosts</a>
+      <a href="/history">History</a>
+      <a href="/drift">Drift</a>
+      <a href="/rollout">Rollout</a>
+      <a href="/api/docs" target="_blank" rel="noopener">API</a>
+    </nav>
+  </header>
+  <main id="app" tabindex="-1"><p>Loading…</p></main>
+</body>
+</html>`;
+
+export function uiRoutes(): Hono {
+  const app = new Hono();
+  const modules = new Map<string, string>();
+  for (const page of UI_PAGES) app.get(page, (c) => c.html(SHELL));
+  app.get('/ui/styles.css', async (c) => {
+    c.header('content-type', 'text/css; charset=utf-8');
+    return c.body(await readFile(path.join(APP_DIR, 'styles.css'), 'utf8'));
+  });
+  app.get('/ui/app/*', async (c) => {
+    const relative = c.req.path.slice('/ui/app/'.length);
+    // Only modules of the UI's own folder, by plain relative names.
+    if (!/^[\w-]+(\/[\w-]+)*\.ts$/.test(relative)) return c.notFound();
+    let code = modules.get(relative);
+    if (code === undefined) {
+      const source = await readFile(path.join(APP_DIR, relative), 'utf8').catch(() => undefined);
+      if (source === undefined) return c.notFound();
+      code = stripTypeScriptTypes(source, { mode: 'strip' });
+      modules.set(relative, code);
+    }
+    c.header('content-type', 'text/javascript; charset=utf-8');
+    c.header('cache-control', 'no-cache');
+    return c.body(code);
+  });
+  return app;
+}

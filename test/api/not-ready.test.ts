@@ -1,0 +1,33 @@
+// Before migrations have run, the API answers a retryable 503 instead of failing on missing tables.
+import { describe, expect, it } from 'vitest';
+import { createApiApp } from '../../src/api/app.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { createHubMetrics } from '../../src/metrics/hub-metrics.ts';
+import { connectDatabase } from '../../src/store/connect.ts';
+import { StateChanges } from '../../src/store/state-changes.ts';
+
+describe('API before migrations', () => {
+  it('answers 503 with Retry-After and the error shape, and /healthz still answers', async () => {
+    const log = createLogger('silent');
+    // Never connected to: the middleware answers before any query.
+    const database = connectDatabase({ url: 'postgres://nobody@127.0.0.1:1/none', poolSize: 1, connectTimeoutMs: 100, applicationName: 'test' }, log);
+    const app = createApiApp({
+      db: database.db,
+      log,
+      metrics: createHubMetrics({ processMetrics: false }),
+      isMigrated: () => false,
+      staleAfterMs: 900_000,
+      maxWaitMs: 60_000,
+      stateChanges: new StateChanges(),
+      shutdown: new AbortController().signal,
+      clock: () => new Date(),
+    });
+    const response = await app.request('/api/v1/environments');
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(await response.json()).toEqual({ error: { code: 'not_ready', message: 'the database schema is not migrated yet; retry later' } });
+    expect((await app.request('/healthz')).status).toBe(200);
+    expect((await app.request('/readyz')).status).toBe(503);
+    await database.close();
+  });
+});

@@ -1,0 +1,53 @@
+// The demo fleet through the real OTLP path into a hub: the scenario it promises is what the
+// hub then reports.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDemoFleet, DEMO_ENVIRONMENTS } from '../../src/demo/demo-fleet.ts';
+import { feedDemoFleet } from '../../src/demo/demo-feeder.ts';
+import type { RunningHub } from '../../src/hub.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { startTestHub } from '../support/test-hub.ts';
+
+let testDb: TestDatabase;
+let hub: RunningHub;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  hub = await startTestHub(testDb.url);
+});
+
+afterAll(async () => {
+  await hub.stop();
+  await testDb.drop();
+});
+
+async function api(path: string): Promise<any> {
+  return (await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1${path}`)).json();
+}
+
+describe('demo fleet', () => {
+  it('is the same fleet every time', () => {
+    const now = new Date('2026-11-20T10:00:00Z');
+    expect(JSON.stringify(buildDemoFleet({ hosts: 40, now }))).toBe(JSON.stringify(buildDemoFleet({ hosts: 40, now })));
+  });
+
+  it('arrives through OTLP with a rollout in progress, a failing host, an offline host and drift', async () => {
+    const fleet = await feedDemoFleet({ otlpEndpoint: `http://127.0.0.1:${hub.ports.otlpHttp}`, hosts: 40, log: createLogger('silent') });
+    const environments = await api('/environments');
+    expect(environments.items.map((environment: { name: string }) => environment.name)).toEqual([...DEMO_ENVIRONMENTS]);
+    expect((await api('/hosts?limit=1000')).items).toHaveLength(40);
+
+    const drift = (await api('/drift')).items as { host: string; reasons: string[] }[];
+    expect(drift.find((item) => item.host === fleet.scenario.failingHost)?.reasons).toEqual(['failing']);
+    expect(drift.find((item) => item.host === fleet.scenario.offlineHost)?.reasons).toContain('stale');
+    expect(drift.find((item) => item.host === fleet.scenario.driftingHost)?.reasons).toEqual(['not_on_desired_commit']);
+
+    const rollout = await api(
+      `/deployment-state?manifestsEndpoint=${encodeURIComponent(fleet.scenario.rolloutEndpoint)}&commit=${fleet.scenario.rolloutCommit}`,
+    );
+    expect(rollout.inProgress).toBe(fleet.scenario.rolloutPending.length);
+    expect(rollout.inProgress).toBeGreaterThan(0);
+    expect(rollout.succeeded).toBeGreaterThan(0);
+    expect(rollout.settled).toBe(false);
+  });
+});
