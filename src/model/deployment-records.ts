@@ -1,6 +1,7 @@
 // The normalized records every source produces and the store consumes. Sources differ in wire
 // format (OTLP log records, Kubernetes resources, Azure Resource Graph rows); once normalized,
 // desired and real state look the same whichever way they arrived.
+import type { FluxObjectRecord } from './flux-objects.ts';
 
 export const DEPLOYMENT_STATUSES = ['success', 'failure', 'in_progress'] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
@@ -64,4 +65,5 @@ export interface ReconcilerRemovedRecord {
   readonly removedAt: Date;
 }
 
-export type NormalizedRecord = RealStateRecord | DesiredStateRecord | ReconcilerRemovedRecord;
+/** Flux objects become real state in the store, once a Kustomization's GitRepository is known. */
+export type NormalizedRecord = RealStateRecord | DesiredStateRecord | ReconcilerRemovedRecord | FluxObjectRecord;

@@ -4,6 +4,7 @@ import type { NormalizedRecord } from '../model/deployment-records.ts';
 import type { KeyValues, LogRecordWire, LogsRequestWire } from '../sources/otlp/otlp-wire.ts';
 import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
 import { type AttributeLookup, normalizeStateReport } from './deployment-state-report.ts';
+import { isFluxObjectRecord, normalizeFluxObject } from './k8sobjects.ts';
 import type { Normalized } from './normalize-result.ts';
 
 export const RECORD_KINDS = {
@@ -55,6 +56,11 @@ export function normalizeLogRecord(
   const attribute: AttributeLookup = (key) => record.attributes[key] ?? resource[key];
   const kind = record.eventName !== '' ? record.eventName : record.attributes['event.name'];
   const observedAt = recordTime(record, receivedAt);
+  // The k8sobjects receiver puts the object's name in event.name: tell its records by shape.
+  if (kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor && isFluxObjectRecord(attribute, record.body)) {
+    const outcome = normalizeFluxObject(attribute, record.body, observedAt);
+    return outcome.ok ? outcome : { ok: false, reason: `k8sobjects record: ${outcome.reason}` };
+  }
   switch (kind) {
     case RECORD_KINDS.state: {
       const outcome = normalizeStateReport(attribute, record.body, observedAt);

@@ -117,6 +117,16 @@ export interface DeploymentStateHistoryTable {
   received_at: DefaultedTimestamp;
 }
 
+export interface FluxObjectTable {
+  cluster: string;
+  kind: 'Kustomization' | 'GitRepository';
+  namespace: string;
+  name: string;
+  /** null: a tombstone (the object was deleted). */
+  facts: unknown;
+  observed_at: Timestamp;
+}
+
 export interface HubDatabase {
   workspace: WorkspaceTable;
   application: ApplicationTable;
@@ -130,4 +140,5 @@ export interface HubDatabase {
   reconciler: ReconcilerTable;
   deployment_state: DeploymentStateTable;
   deployment_state_history: DeploymentStateHistoryTable;
+  flux_object: FluxObjectTable;
 }

@@ -4,6 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { DesiredStateRecord, NormalizedRecord, RealStateRecord, ReconcilerRemovedRecord } from '../model/deployment-records.ts';
 import { DEFAULT_HOST_TYPE } from '../model/deployment-records.ts';
+import type { FluxObjectRecord } from '../model/flux-objects.ts';
 import type { Logger } from '../log/logger.ts';
 import type { RecordSink, WriteSummary } from '../sources/source.ts';
 import type { HubDatabase } from './database-schema.ts';
@@ -12,6 +13,7 @@ import type { StateChanges } from './state-changes.ts';
 import { isDatabaseUnavailable, isTransientConflict, StoreUnavailableError } from './store-errors.ts';
 import { type ResolvedDescriptor, writeDesiredState } from './write-desired-state.ts';
 import { type ResolvedStateReport, writeRealState } from './write-real-state.ts';
+import { writeFluxObjects } from './write-flux-objects.ts';
 import { writeRemovals } from './write-removals.ts';
 
 const MAX_ATTEMPTS = 5;
@@ -42,9 +44,13 @@ export class RecordWriter implements RecordSink {
     const realStates = records.filter((record): record is RealStateRecord => record.kind === 'real-state');
     const desiredStates = records.filter((record): record is DesiredStateRecord => record.kind === 'desired-state');
     const removals = records.filter((record): record is ReconcilerRemovedRecord => record.kind === 'reconciler-removed');
+    const fluxObjects = records.filter((record): record is FluxObjectRecord => record.kind === 'flux-object');
     if (records.length === 0) return { realStates: 0, desiredStates: 0, transitions: 0, assignments: 0, removed: 0 };
     const receivedAt = (this.#options.now ?? (() => new Date()))();
     try {
+      const derived = await writeFluxObjects(this.#db, fluxObjects);
+      realStates.push(...derived.realStates);
+      removals.push(...derived.removals);
       const descriptors = await this.#resolveDescriptors(desiredStates);
       const reports = await this.#resolveReports(realStates, receivedAt);
       for (let attempt = 1; ; attempt += 1) {
