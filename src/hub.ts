@@ -18,6 +18,7 @@ import { createResourceGraphQuery, type ResourceGraphQuery } from './sources/res
 import type { Source } from './sources/source.ts';
 import { connectDatabase, type Database } from './store/connect.ts';
 import { type EmbeddedPostgres, embeddedPostgresFor } from './store/embedded/embedded-postgres.ts';
+import { publishHubSettings } from './store/hub-settings.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
 import { StateChanges } from './store/state-changes.ts';
@@ -103,6 +104,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
     log.info({ port: api.port }, 'HTTP API listening');
 
     await migrateWithRetry(database, log, abort.signal);
+    await publishHubSettings(database.db, { staleAfterMs: config.staleAfter });
     migrated = true;
 
     const writer = new RecordWriter(database.db, log, { retryAfterSeconds: 5, stateChanges });
