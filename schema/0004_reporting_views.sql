@@ -124,7 +124,7 @@ SELECT a.assigned_at, a.received_at, t.environment, t.workspace, t.application, 
 -- The API's drift report as rows: on another commit than the target's desired one, failing, or
 -- stale; drifting since the earliest moment any of these held.
 CREATE VIEW kalypso_drift AS
-SELECT t.environment, t.workspace, t.application, t.workload, t.deployment_target,
+SELECT t.environment, t.environment_order, t.workspace, t.application, t.workload, t.deployment_target,
        h.name AS host, r.name AS reconciler, r.type AS reconciler_type,
        dv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
        av.version AS applied_version, s.gitops_commit_id AS applied_commit,

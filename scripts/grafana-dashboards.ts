@@ -1,0 +1,418 @@
+// Writes the Grafana dashboards under deploy/grafana/dashboards/ (run: npm run grafana:dashboards).
+// Four dashboards share variables, links and panel shapes; generating them keeps those identical
+// and the JSON reviewable. Every panel reads the kalypso_* views (schema/0004), never the tables,
+// so the datasource can use the read-only kalypso_reader role. test/grafana checks the committed
+// JSON is what this script writes and runs every panel's SQL against a seeded database.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const DATASOURCE = { type: 'grafana-postgresql-datasource', uid: 'kalypso' } as const;
+export const DASHBOARD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../deploy/grafana/dashboards');
+
+type Json = Record<string, unknown>;
+
+// ── Variables ───────────────────────────────────────────────────────────────────────────────
+
+function variable(name: string, label: string, query: string): Json {
+  return {
+    name,
+    label,
+    type: 'query',
+    datasource: DATASOURCE,
+    query,
+    definition: query,
+    refresh: 2, // on time range change: new workloads and hosts appear without a reload
+    multi: true,
+    includeAll: true,
+    current: { selected: true, text: ['All'], value: ['$__all'] },
+    sort: 0, // keep the query's order (environments in promotion order)
+  };
+}
+
+const WORKSPACE = variable('workspace', 'Workspace', 'SELECT DISTINCT workspace FROM kalypso_environment_state ORDER BY 1');
+const APPLICATION = variable(
+  'application',
+  'Application',
+  'SELECT DISTINCT application FROM kalypso_environment_state WHERE workspace IN ($workspace) ORDER BY 1',
+);
+const ENVIRONMENT = variable(
+  'environment',
+  'Environment',
+  'SELECT environment FROM kalypso_environment_state GROUP BY environment ORDER BY min(environment_order)',
+);
+const HOST = variable(
+  'host',
+  'Host',
+  'SELECT DISTINCT host FROM kalypso_host_state WHERE environment IN ($environment) OR environment IS NULL ORDER BY 1',
+);
+
+/** The SQL filter for the workspace / application / environment variables. */
+const TARGET_FILTER = 'workspace IN ($workspace) AND application IN ($application) AND environment IN ($environment)';
+
+// ── Panels ──────────────────────────────────────────────────────────────────────────────────
+
+interface GridPos {
+  readonly h: number;
+  readonly w: number;
+  readonly x: number;
+  readonly y: number;
+}
+
+const STATUS_COLOURS: Record<string, string> = {
+  success: 'green',
+  failure: 'red',
+  in_progress: 'blue',
+  stale: 'orange',
+  out_of_date: 'yellow',
+  no_reconcilers: 'text',
+  no_subscribers: 'text',
+};
+
+const STATUS_MAPPING = {
+  type: 'value',
+  options: Object.fromEntries(
+    Object.entries(STATUS_COLOURS).map(([status, color], index) => [status, { color, index, text: status.replaceAll('_', ' ') }]),
+  ),
+};
+
+function target(rawSql: string, format: 'table' | 'time_series' = 'table'): Json {
+  return { refId: 'A', datasource: DATASOURCE, editorMode: 'code', rawQuery: true, format, rawSql: rawSql.trim().replace(/\s+\n/g, '\n') };
+}
+
+/** An override for one column, by name: the dashboard test checks the column exists. */
+function column(name: string, ...properties: Json[]): Json {
+  return { matcher: { id: 'byName', options: name }, properties };
+}
+
+const statusCell = (name = 'status'): Json =>
+  column(name, { id: 'mappings', value: [STATUS_MAPPING] }, { id: 'custom.cellOptions', value: { type: 'color-background', mode: 'basic' } });
+
+/** A column that links to another dashboard, carrying the row's values as variables. */
+function linkColumn(name: string, title: string, dashboard: string, variables: Record<string, string>): Json {
+  const query = Object.entries(variables)
+    .map(([variableName, field]) => `var-${variableName}=\${__data.fields.${field}}`)
+    .join('&');
+  return column(name, { id: 'links', value: [{ title, url: `/d/${dashboard}/${dashboard}?${query}&\${__url_time_range}` }] });
+}
+
+function table(title: string, description: string, gridPos: GridPos, rawSql: string, overrides: Json[] = [], extra: Json = {}): Json {
+  return {
+    type: 'table',
+    title,
+    description,
+    gridPos,
+    datasource: DATASOURCE,
+    targets: [target(rawSql)],
+    fieldConfig: { defaults: { custom: { filterable: true } }, overrides },
+    options: { showHeader: true, cellHeight: 'sm', footer: { show: false } },
+    ...extra,
+  };
+}
+
+function stat(title: string, description: string, gridPos: GridPos, rawSql: string, colours: Record<string, string>): Json {
+  return {
+    type: 'stat',
+    title,
+    description,
+    gridPos,
+    datasource: DATASOURCE,
+    targets: [target(rawSql)],
+    fieldConfig: {
+      defaults: { color: { mode: 'fixed', fixedColor: 'text' }, noValue: '0' },
+      overrides: Object.entries(colours).map(([name, colour]) => column(name, { id: 'color', value: { mode: 'fixed', fixedColor: colour } })),
+    },
+    options: { reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false }, colorMode: 'value', graphMode: 'none', textMode: 'value_and_name' },
+  };
+}
+
+function timeSeries(title: string, description: string, gridPos: GridPos, rawSql: string): Json {
+  return {
+    type: 'timeseries',
+    title,
+    description,
+    gridPos,
+    datasource: DATASOURCE,
+    targets: [target(rawSql, 'time_series')],
+    fieldConfig: {
+      defaults: { custom: { drawStyle: 'bars', fillOpacity: 80, stacking: { mode: 'normal' } } },
+      overrides: ['success', 'failure', 'in_progress'].map((status) => column(status, { id: 'color', value: { mode: 'fixed', fixedColor: STATUS_COLOURS[status] } })),
+    },
+    options: { legend: { displayMode: 'list', placement: 'bottom' }, tooltip: { mode: 'multi' } },
+  };
+}
+
+const ENVIRONMENT_STATE_SQL = `
+SELECT environment, workspace, application, workload, deployment_target, desired_version, deployed_versions, status,
+       reconcilers, succeeded, failed, in_progress, stale, assigned_at, manifests_endpoint
+  FROM kalypso_environment_state
+ WHERE ${TARGET_FILTER}
+ ORDER BY environment_order, workspace, application, workload, deployment_target`;
+
+function environmentStateTable(gridPos: GridPos): Json {
+  return table(
+    'Environment state',
+    'Per deployment target: the version CD assigned (desired) and the versions its reconcilers applied, with reconcilers by status. Status is the worst of them; out_of_date means reconcilers still on an older commit.',
+    gridPos,
+    ENVIRONMENT_STATE_SQL,
+    [
+      statusCell(),
+      linkColumn('workload', 'History of this workload', 'kalypso-environment-history', {
+        environment: 'environment',
+        workspace: 'workspace',
+        application: 'application',
+      }),
+      linkColumn('environment', 'Drift in this environment', 'kalypso-drift', { environment: 'environment' }),
+      column('failed', { id: 'color', value: { mode: 'thresholds' } }, { id: 'custom.cellOptions', value: { type: 'color-text' } }, {
+        id: 'thresholds',
+        value: { mode: 'absolute', steps: [{ color: 'text', value: null }, { color: 'red', value: 1 }] },
+      }),
+    ],
+  );
+}
+
+// ── Dashboards ──────────────────────────────────────────────────────────────────────────────
+
+function dashboard(uid: string, title: string, description: string, variables: Json[], panels: Json[], time = 'now-24h'): Json {
+  return {
+    uid,
+    title,
+    description,
+    tags: ['kalypso'],
+    editable: true,
+    graphTooltip: 1,
+    refresh: '1m',
+    schemaVersion: 39,
+    version: 1,
+    time: { from: time, to: 'now' },
+    timepicker: {},
+    timezone: 'browser',
+    templating: { list: variables },
+    annotations: { list: [] },
+    // Every Kalypso dashboard links to the others, keeping the chosen variables and time range.
+    links: [{ type: 'dashboards', tags: ['kalypso'], asDropdown: false, includeVars: true, keepTime: true, title: 'Kalypso', icon: 'external link' }],
+    panels: panels.map((panel, index) => ({ id: index + 1, ...panel })),
+  };
+}
+
+const deploymentObservability = dashboard(
+  'kalypso-deployment-observability',
+  'Kalypso · Deployment Observability',
+  'What runs where: environment state and the discrepancies between environments.',
+  [WORKSPACE, APPLICATION, ENVIRONMENT],
+  [
+    stat(
+      'Reconcilers by status',
+      'Reconcilers pulling the selected targets, by status. Stale: silent for longer than the hub’s stale-after setting.',
+      { h: 5, w: 16, x: 0, y: 0 },
+      `SELECT sum(reconcilers) AS reconcilers, sum(succeeded) AS succeeded, sum(failed) AS failed,
+       sum(in_progress) AS in_progress, sum(stale) AS stale
+  FROM kalypso_environment_state WHERE ${TARGET_FILTER}`,
+      { succeeded: 'green', failed: 'red', in_progress: 'blue', stale: 'orange' },
+    ),
+    stat(
+      'Deployment targets',
+      'Targets, and those not fully on their desired version (failing, stale, in progress or out of date).',
+      { h: 5, w: 8, x: 16, y: 0 },
+      `SELECT count(*) AS targets, count(*) FILTER (WHERE status <> 'success') AS not_settled
+  FROM kalypso_environment_state WHERE ${TARGET_FILTER}`,
+      { not_settled: 'yellow' },
+    ),
+    environmentStateTable({ h: 12, w: 24, x: 0, y: 5 }),
+    table(
+      'Desired versions across environments',
+      'One row per workload and target, one column per environment in promotion order. ≠ marks a version that differs from the previous environment.',
+      { h: 10, w: 24, x: 0, y: 17 },
+      `SELECT workspace || ' / ' || application || ' / ' || workload || ' · ' || deployment_target AS target, environment,
+       coalesce(desired_version, '—') || CASE WHEN differs_from_previous THEN ' ≠' ELSE '' END AS version
+  FROM kalypso_environment_discrepancy
+ WHERE ${TARGET_FILTER}
+ ORDER BY environment_order, target`,
+      [],
+      { transformations: [{ id: 'groupingToMatrix', options: { columnField: 'environment', rowField: 'target', valueField: 'version', emptyValue: 'empty' } }] },
+    ),
+    table(
+      'Differences from the previous environment',
+      'Targets whose desired version differs from the environment before them in the promotion order.',
+      { h: 8, w: 24, x: 0, y: 27 },
+      `SELECT workspace, application, workload, deployment_target, previous_environment, previous_desired_version,
+       environment, desired_version, deployed_versions, status
+  FROM kalypso_environment_discrepancy
+ WHERE differs_from_previous AND ${TARGET_FILTER}
+ ORDER BY workspace, application, workload, deployment_target, environment_order`,
+      [statusCell()],
+    ),
+  ],
+);
+
+const clusterState = dashboard(
+  'kalypso-cluster-state',
+  'Kalypso · Cluster State',
+  'Every host (cluster, VM, edge device) with its reconcilers, what they applied and whether they are alive.',
+  [ENVIRONMENT, HOST],
+  [
+    stat(
+      'Hosts online',
+      'Hosts online and offline (no report for longer than the stale-after setting).',
+      { h: 5, w: 8, x: 0, y: 0 },
+      `SELECT count(DISTINCT host) FILTER (WHERE NOT host_offline) AS online, count(DISTINCT host) FILTER (WHERE host_offline) AS offline
+  FROM kalypso_host_state WHERE host IN ($host)`,
+      { online: 'green', offline: 'orange' },
+    ),
+    stat(
+      'Reconcilers by status',
+      'Reconcilers on the selected hosts, by status.',
+      { h: 5, w: 16, x: 8, y: 0 },
+      `SELECT count(DISTINCT (host, reconciler)) AS reconcilers,
+       count(DISTINCT (host, reconciler)) FILTER (WHERE status = 'success') AS succeeded,
+       count(DISTINCT (host, reconciler)) FILTER (WHERE status = 'failure') AS failed,
+       count(DISTINCT (host, reconciler)) FILTER (WHERE status = 'in_progress') AS in_progress,
+       count(DISTINCT (host, reconciler)) FILTER (WHERE status = 'stale') AS stale
+  FROM kalypso_host_state WHERE host IN ($host)`,
+      { succeeded: 'green', failed: 'red', in_progress: 'blue', stale: 'orange' },
+    ),
+    table(
+      'Hosts',
+      'One row per host. Click a host to narrow the dashboard to it.',
+      { h: 10, w: 24, x: 0, y: 5 },
+      `SELECT host, host_type, bool_or(host_offline) AS offline, max(host_last_seen_at) AS last_seen,
+       count(DISTINCT reconciler) AS reconcilers,
+       count(DISTINCT reconciler) FILTER (WHERE status = 'failure') AS failed,
+       count(DISTINCT reconciler) FILTER (WHERE status = 'stale') AS stale,
+       count(DISTINCT reconciler) FILTER (WHERE status = 'in_progress') AS in_progress,
+       string_agg(DISTINCT environment, ', ') AS environments
+  FROM kalypso_host_state
+ WHERE host IN ($host)
+ GROUP BY host, host_type
+ ORDER BY host`,
+      [
+        linkColumn('host', 'This host only', 'kalypso-cluster-state', { host: 'host' }),
+        column('offline', { id: 'mappings', value: [{ type: 'value', options: { true: { color: 'orange', text: 'offline', index: 0 }, false: { color: 'green', text: 'online', index: 1 } } }] }, { id: 'custom.cellOptions', value: { type: 'color-text' } }),
+      ],
+    ),
+    table(
+      'Reconcilers',
+      'What every reconciler applied, against the version its deployment target wants.',
+      { h: 14, w: 24, x: 0, y: 15 },
+      `SELECT host, reconciler, reconciler_type, environment, workspace, application, workload, deployment_target,
+       desired_version, applied_version, applied_commit, status, status_message, status_since, last_seen_at, manifests_endpoint
+  FROM kalypso_host_state
+ WHERE host IN ($host)
+ ORDER BY host, reconciler, environment`,
+      [statusCell(), linkColumn('host', 'History of this host', 'kalypso-environment-history', { host: 'host' })],
+    ),
+  ],
+);
+
+const environmentHistory = dashboard(
+  'kalypso-environment-history',
+  'Kalypso · Environment State and History',
+  'The state of each environment now, and how it got there: every state transition and every assignment.',
+  [WORKSPACE, APPLICATION, ENVIRONMENT, HOST],
+  [
+    environmentStateTable({ h: 10, w: 24, x: 0, y: 0 }),
+    timeSeries(
+      'State transitions',
+      'Reconciler state transitions over time, by the status entered.',
+      { h: 8, w: 24, x: 0, y: 10 },
+      `SELECT $__timeGroupAlias(observed_at, $__interval),
+       count(*) FILTER (WHERE status = 'success') AS success,
+       count(*) FILTER (WHERE status = 'failure') AS failure,
+       count(*) FILTER (WHERE status = 'in_progress') AS in_progress
+  FROM kalypso_environment_history
+ WHERE $__timeFilter(observed_at) AND ${TARGET_FILTER} AND host IN ($host)
+ GROUP BY 1
+ ORDER BY 1`,
+    ),
+    table(
+      'Deployment history',
+      'Newest first: each transition of a reconciler (host) into a commit and status. Version: the version CD assigned with that commit.',
+      { h: 12, w: 24, x: 0, y: 18 },
+      `SELECT observed_at, environment, workspace, application, workload, deployment_target, host, reconciler,
+       version, commit_id, status, status_message
+  FROM kalypso_environment_history
+ WHERE $__timeFilter(observed_at) AND ${TARGET_FILTER} AND host IN ($host)
+ ORDER BY observed_at DESC
+ LIMIT 1000`,
+      [statusCell(), linkColumn('host', 'State of this host', 'kalypso-cluster-state', { host: 'host' })],
+    ),
+    table(
+      'Assignments (desired state)',
+      'Newest first: versions CD pipelines assigned to deployment targets, with the GitOps commit that carries them.',
+      { h: 10, w: 24, x: 0, y: 30 },
+      `SELECT assigned_at, environment, workspace, application, workload, deployment_target, version, build, commit_id, is_current
+  FROM kalypso_assignment_history
+ WHERE $__timeFilter(assigned_at) AND ${TARGET_FILTER}
+ ORDER BY assigned_at DESC
+ LIMIT 1000`,
+    ),
+  ],
+  'now-7d',
+);
+
+const drift = dashboard(
+  'kalypso-drift',
+  'Kalypso · Drift',
+  'Desired vs real state: reconcilers not on their target’s desired commit, failing, or stale — and for how long.',
+  [WORKSPACE, APPLICATION, ENVIRONMENT],
+  [
+    stat(
+      'Drifting reconcilers',
+      'By reason; a reconciler may have several.',
+      { h: 5, w: 12, x: 0, y: 0 },
+      `SELECT count(*) AS drifting, count(*) FILTER (WHERE not_on_desired_commit) AS not_on_desired_commit,
+       count(*) FILTER (WHERE failing) AS failing, count(*) FILTER (WHERE stale) AS stale
+  FROM kalypso_drift WHERE ${TARGET_FILTER}`,
+      { drifting: 'yellow', failing: 'red', stale: 'orange' },
+    ),
+    {
+      type: 'barchart',
+      title: 'Drift by environment',
+      description: 'Drifting reconcilers per environment, in promotion order.',
+      gridPos: { h: 5, w: 12, x: 12, y: 0 },
+      datasource: DATASOURCE,
+      targets: [
+        target(`SELECT environment, count(*) AS drifting
+  FROM kalypso_drift
+ WHERE ${TARGET_FILTER}
+ GROUP BY environment, environment_order
+ ORDER BY environment_order`),
+      ],
+      fieldConfig: { defaults: { color: { mode: 'fixed', fixedColor: 'yellow' } }, overrides: [] },
+      options: { xField: 'environment', orientation: 'horizontal', showValue: 'auto', legend: { showLegend: false } },
+    },
+    table(
+      'Drift',
+      'Longest-standing first. Reasons: not_on_desired_commit (the target wants another commit), failing, stale (silent too long).',
+      { h: 16, w: 24, x: 0, y: 5 },
+      `SELECT environment, workspace, application, workload, deployment_target, host, reconciler,
+       desired_version, applied_version, applied_commit, status, reasons, drifting_since, drifting_for_seconds, status_message
+  FROM kalypso_drift
+ WHERE ${TARGET_FILTER}
+ ORDER BY drifting_since, host, reconciler`,
+      [
+        statusCell(),
+        column('drifting_for_seconds', { id: 'unit', value: 's' }, { id: 'displayName', value: 'drifting for' }),
+        linkColumn('host', 'State of this host', 'kalypso-cluster-state', { host: 'host' }),
+      ],
+    ),
+  ],
+);
+
+export const DASHBOARDS: Record<string, Json> = {
+  'deployment-observability.json': deploymentObservability,
+  'cluster-state.json': clusterState,
+  'environment-state-and-history.json': environmentHistory,
+  'drift.json': drift,
+};
+
+export function dashboardText(dashboardJson: Json): string {
+  return `${JSON.stringify(dashboardJson, null, 2)}\n`;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const [file, json] of Object.entries(DASHBOARDS)) {
+    await writeFile(path.join(DASHBOARD_DIR, file), dashboardText(json));
+    console.log(`wrote ${path.relative(process.cwd(), path.join(DASHBOARD_DIR, file))}`);
+  }
+}

@@ -1,0 +1,181 @@
+// The Grafana dashboards and alert rule: the committed JSON is what the generator writes, every
+// variable and panel query runs as kalypso_reader against a seeded database (macros and
+// variables expanded as Grafana does), and returns the columns the panel refers to.
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { DASHBOARD_DIR, DASHBOARDS, DATASOURCE, dashboardText } from '../../scripts/grafana-dashboards.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import { publishHubSettings } from '../../src/store/hub-settings.ts';
+import { writeKnownFleet } from '../support/known-fleet.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { expandGrafanaSql, type TimeRange } from './grafana-sql.ts';
+
+const GRAFANA_DIR = path.dirname(DASHBOARD_DIR);
+let testDb: TestDatabase;
+let database: Database;
+let reader: pg.Client;
+let range: TimeRange;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+  await publishHubSettings(database.db, { staleAfterMs: 15 * 60_000 });
+  await writeKnownFleet(database.db);
+  reader = new pg.Client({ connectionString: testDb.url });
+  await reader.connect();
+  await reader.query('SET ROLE kalypso_reader');
+  range = { from: new Date(Date.now() - 7 * 86_400_000), to: new Date(Date.now() + 60_000) };
+});
+
+afterAll(async () => {
+  await reader.end();
+  await database.close();
+  await testDb.drop();
+});
+
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  gridPos: { h: number; w: number; x: number; y: number };
+  datasource: { type: string; uid: string };
+  targets: { refId: string; rawSql: string; format: string; datasource: { uid: string } }[];
+  fieldConfig: { overrides: { matcher: { id: string; options: string }; properties: { id: string; value: any }[] }[] };
+  options: Record<string, any>;
+  transformations?: { id: string; options: Record<string, any> }[];
+}
+
+interface Dashboard {
+  uid: string;
+  title: string;
+  tags: string[];
+  links: { type: string; tags: string[]; includeVars: boolean }[];
+  templating: { list: { name: string; query: string; includeAll: boolean; multi: boolean; datasource: { uid: string } }[] };
+  panels: Panel[];
+}
+
+const dashboards = Object.values(DASHBOARDS) as unknown as Dashboard[];
+const uids = new Set(dashboards.map((dashboard) => dashboard.uid));
+
+/** Every column a panel names: overrides, transformations, x fields and data links. */
+function referencedColumns(panel: Panel): string[] {
+  const names = new Set<string>();
+  for (const override of panel.fieldConfig.overrides) {
+    expect(override.matcher.id, `${panel.title}: overrides match columns by name`).toBe('byName');
+    names.add(override.matcher.options);
+    for (const property of override.properties) {
+      if (property.id !== 'links') continue;
+      for (const link of property.value as { url: string }[]) {
+        for (const match of link.url.matchAll(/\$\{__data\.fields\.(\w+)\}/g)) names.add(match[1]!);
+      }
+    }
+  }
+  for (const transformation of panel.transformations ?? []) {
+    for (const key of ['columnField', 'rowField', 'valueField']) if (typeof transformation.options[key] === 'string') names.add(transformation.options[key]);
+  }
+  if (typeof panel.options['xField'] === 'string') names.add(panel.options['xField']);
+  return [...names];
+}
+
+async function resolveVariables(dashboard: Dashboard, chosen: Record<string, string[]> = {}): Promise<Map<string, string[]>> {
+  const values = new Map<string, string[]>();
+  for (const variable of dashboard.templating.list) {
+    const { rows } = await reader.query<Record<string, string>>(expandGrafanaSql(variable.query, values, range));
+    const options = rows.map((row) => String(Object.values(row)[0]));
+    expect(options.length, `${dashboard.uid}: variable ${variable.name} offers values`).toBeGreaterThan(0);
+    const choice = chosen[variable.name];
+    if (choice !== undefined) expect(options, `${variable.name} offers ${choice.join(', ')}`).toEqual(expect.arrayContaining(choice));
+    values.set(variable.name, choice ?? options); // "All"
+  }
+  return values;
+}
+
+describe('Grafana dashboards', () => {
+  it('are committed exactly as scripts/grafana-dashboards.ts writes them', async () => {
+    const files = (await readdir(DASHBOARD_DIR)).filter((file) => file.endsWith('.json')).sort();
+    expect(files).toEqual(Object.keys(DASHBOARDS).sort());
+    for (const [file, json] of Object.entries(DASHBOARDS)) {
+      expect(await readFile(path.join(DASHBOARD_DIR, file), 'utf8'), `${file} is stale: run npm run grafana:dashboards`).toBe(dashboardText(json));
+    }
+  });
+
+  it('use the provisioned datasource, link to each other and lay panels out on the grid', async () => {
+    const provisioning = YAML.parse(await readFile(path.join(GRAFANA_DIR, 'provisioning/datasources/kalypso.yaml'), 'utf8'));
+    expect(provisioning.datasources[0]).toMatchObject({ uid: DATASOURCE.uid, type: DATASOURCE.type });
+    expect(dashboards.map((dashboard) => dashboard.title)).toEqual([
+      'Kalypso · Deployment Observability',
+      'Kalypso · Cluster State',
+      'Kalypso · Environment State and History',
+      'Kalypso · Drift',
+    ]);
+    for (const dashboard of dashboards) {
+      expect(dashboard.tags).toContain('kalypso');
+      expect(dashboard.links).toEqual([expect.objectContaining({ type: 'dashboards', tags: ['kalypso'], includeVars: true })]);
+      expect(new Set(dashboard.panels.map((panel) => panel.id)).size).toBe(dashboard.panels.length);
+      for (const panel of dashboard.panels) {
+        expect(panel.gridPos.x + panel.gridPos.w, panel.title).toBeLessThanOrEqual(24);
+        expect(panel.datasource.uid).toBe(DATASOURCE.uid);
+        for (const target of panel.targets) expect(target.datasource.uid).toBe(DATASOURCE.uid);
+        for (const override of panel.fieldConfig.overrides) {
+          for (const link of override.properties.filter((property) => property.id === 'links').flatMap((property) => property.value as { url: string }[])) {
+            const uid = /^\/d\/([\w-]+)\//.exec(link.url)?.[1];
+            expect(uids.has(uid!), `${panel.title} links to ${link.url}`).toBe(true);
+            for (const match of link.url.matchAll(/var-(\w+)=/g)) {
+              const linked = dashboards.find((candidate) => candidate.uid === uid)!;
+              expect(linked.templating.list.map((variable) => variable.name), link.url).toContain(match[1]);
+            }
+          }
+        }
+      }
+    }
+  });
+
+  describe.each(dashboards.map((dashboard) => [dashboard.title, dashboard] as const))('%s', (_title, dashboard) => {
+    it.each(dashboard.panels.map((panel) => [panel.title, panel] as const))(
+      'panel "%s" runs as kalypso_reader and returns the columns it names',
+      async (_panelTitle, panel) => {
+        for (const chosen of [{}, { environment: ['prod'] }] as Record<string, string[]>[]) {
+          const variables = await resolveVariables(dashboard, dashboard.templating.list.some((v) => v.name === 'environment') ? chosen : {});
+          for (const target of panel.targets) {
+            const result = await reader.query(expandGrafanaSql(target.rawSql, variables, range));
+            const columns = result.fields.map((field) => field.name);
+            expect(result.rows.length, `${panel.title} returns rows for ${JSON.stringify(chosen)}`).toBeGreaterThan(0);
+            for (const name of referencedColumns(panel)) expect(columns, `${panel.title} names ${name}`).toContain(name);
+            if (target.format === 'time_series') {
+              expect(columns[0]).toBe('time');
+              for (const row of result.rows) expect(Number.isFinite(Number(row.time))).toBe(true);
+            }
+          }
+        }
+      },
+    );
+  });
+});
+
+describe('Grafana alert rule example', () => {
+  it('finds targets failing or stale for 15 minutes, one labelled row per target', async () => {
+    const alerting = YAML.parse(await readFile(path.join(GRAFANA_DIR, 'provisioning/alerting/kalypso-alerts.yaml'), 'utf8'));
+    const rule = alerting.groups[0].rules[0];
+    const refIds = rule.data.map((query: { refId: string }) => query.refId);
+    expect(refIds).toContain(rule.condition);
+    const threshold = rule.data.find((query: { refId: string }) => query.refId === rule.condition);
+    expect(refIds).toContain(threshold.model.expression);
+    const sqlQuery = rule.data.find((query: { datasourceUid: string }) => query.datasourceUid === DATASOURCE.uid);
+    const result = await reader.query(expandGrafanaSql(sqlQuery.model.rawSql, new Map(), range));
+    // Known fleet: greeter-api in dev has failed for 30 minutes, hello-world in staging is stale
+    // (40 minutes), and one prod host has been silent for 20 minutes.
+    expect(result.rows.map((row) => `${row.environment}/${row.workload}=${row.reconcilers}`).sort()).toEqual([
+      'dev/greeter-api=1',
+      'prod/hello-world=1',
+      'staging/hello-world=1',
+    ]);
+    const numeric = result.fields.filter((field) => result.rows.every((row) => typeof row[field.name] === 'number' || /^\d+$/.test(String(row[field.name]))));
+    expect(numeric.map((field) => field.name)).toEqual(['reconcilers']);
+    expect(rule.annotations.__dashboardUid__).toBe('kalypso-drift');
+    expect(uids.has(rule.annotations.__dashboardUid__)).toBe(true);
+  });
+});
