@@ -1,0 +1,29 @@
+# syntax=docker/dockerfile:1
+# Kalypso Observability Hub image. It runs against an external PostgreSQL (DATABASE_URL): the
+# embedded PostgreSQL binaries (60 MB of optional packages) are left out. Node strips the
+# TypeScript types at run time, so there is no build step; the first stage only installs.
+ARG NODE_VERSION=24
+
+FROM node:${NODE_VERSION}-bookworm-slim AS dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+# npm install, not npm ci: see README "Development". Production dependencies only, no install
+# scripts (none of them needs one).
+RUN npm install --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
+
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=dependencies /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY schema ./schema
+COPY src ./src
+# The image's `node` user, by number: Kubernetes' runAsNonRoot can only verify a numeric user.
+USER 1000:1000
+EXPOSE 8080 4317 4318
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["node", "--disable-warning=ExperimentalWarning", "src/cli/main.ts"]
+CMD ["serve"]
