@@ -8,6 +8,7 @@ import { composeManifestsEndpoint } from '../model/manifests-endpoint.ts';
 import { FieldReader } from './field-reader.ts';
 import type { Normalized } from './normalize-result.ts';
 
+const WATCH_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED']);
 const RESOURCES: Record<string, FluxObjectRecord['objectKind']> = { kustomizations: 'Kustomization', gitrepositories: 'GitRepository' };
 
 function map(value: unknown): Record<string, unknown> {
@@ -20,6 +21,9 @@ function text(value: unknown): string | undefined {
 
 /** Whether a log record is a k8sobjects record of a Flux object the hub uses. */
 export function isFluxObjectRecord(attribute: (key: string) => unknown, body: unknown): boolean {
+  // Watch bookmarks, errors and the receiver's end-of-pull markers carry no object state.
+  const envelope = map(body);
+  if ('object' in envelope && !WATCH_TYPES.has(String(envelope['type']))) return false;
   const resource = attribute('k8s.resource.name');
   if (typeof resource === 'string' && Object.hasOwn(RESOURCES, resource)) return true;
   const object = map(map(body)['object'] ?? body);

@@ -176,6 +176,23 @@ describe('k8sobjects records (CONTRACT 3.3)', () => {
     expect((await currentState('edge-8')).map((row) => row.commit)).toEqual([sha('e')]);
   });
 
+  it('ignores watch bookmarks and end-of-pull markers, which carry no object state', async () => {
+    const marker = (type: string): LogSpec => ({
+      resource: { 'k8s.cluster.name': 'edge-9' },
+      attributes: { 'k8s.resource.name': 'kustomizations', 'event.domain': 'k8s' },
+      body: { type, object: { kind: 'kustomizations' } },
+      time: minute(1),
+    });
+    const records = await buildLogRecords([marker('PullEnd'), marker('BOOKMARK')]);
+    const { JsonLogsSerializer } = await import('@opentelemetry/otlp-transformer');
+    const response = await httpExport(hub.ports.otlpHttp, Buffer.from(JsonLogsSerializer.serializeRequest(records)!), {
+      'content-type': 'application/json',
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({});
+    expect(await currentState('edge-9')).toEqual([]);
+  });
+
   it('takes the receiver record of the shared fixture (observed time only) as it is', async () => {
     const fixture = await readFile(new URL('../fixtures/k8sobjects-kustomization-record.json', import.meta.url), 'utf8');
     const response = await httpExport(hub.ports.otlpHttp, fixture, { 'content-type': 'application/json' });
