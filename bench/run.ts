@@ -1,4 +1,4 @@
-// `npm run bench [-- --only ingest|reports]`: runs the benchmarks on this machine, prints a
+// `npm run bench [-- --only ingest|arg|reports]`: runs the benchmarks on this machine, prints a
 // table and writes bench/results.md.
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -7,6 +7,7 @@ import { machineLine, markdownTable, progress } from './bench-report.ts';
 import { FLEET_S, generateFleet } from './fleet.ts';
 import { benchIngestSdkGrpc } from './ingest-sdk-grpc.ts';
 import { benchArgPoll } from './arg-poll-runner.ts';
+import { benchGrafanaPanels } from './grafana-panels.ts';
 import { benchReports } from './reports.ts';
 
 const { only } = parseArgs({ options: { only: { type: 'string' } } }).values;
@@ -72,6 +73,17 @@ try {
     } finally {
       await hub.stop();
     }
+    // The hub published its settings on start; the views read them.
+    const panels = await benchGrafanaPanels(url);
+    sections.push(
+      '## Grafana panel queries, fleet S (variables at All, as kalypso_reader)',
+      '',
+      markdownTable(
+        ['dashboard / panel', 'rows', 'p50 ms', 'p95 ms'],
+        panels.map((row) => [row.panel, row.rows, row.p50Ms, row.p95Ms]),
+      ),
+      '',
+    );
   }
 } finally {
   await server.stop();

@@ -292,13 +292,14 @@ const clusterState = dashboard(
     ),
     table(
       'Reconcilers',
-      'What every reconciler applied, against the version its deployment target wants.',
+      'What every reconciler applied, against the version its deployment target wants. Problems first; at most 5,000 rows (narrow with the host variable).',
       { h: 14, w: 24, x: 0, y: 15 },
       `SELECT host, reconciler, reconciler_type, environment, workspace, application, workload, deployment_target,
        desired_version, applied_version, applied_commit, status, status_message, status_since, last_seen_at, manifests_endpoint
   FROM kalypso_host_state
  WHERE host IN ($host)
- ORDER BY host, reconciler, environment`,
+ ORDER BY CASE status WHEN 'failure' THEN 0 WHEN 'stale' THEN 1 WHEN 'in_progress' THEN 2 ELSE 3 END, host, reconciler, environment
+ LIMIT 5000`,
       [statusCell(), linkColumn('host', 'History of this host', 'kalypso-environment-history', { host: 'host' })],
     ),
   ],

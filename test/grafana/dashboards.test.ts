@@ -12,7 +12,7 @@ import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { writeKnownFleet } from '../support/known-fleet.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
-import { expandGrafanaSql, type TimeRange } from './grafana-sql.ts';
+import { expandGrafanaSql, type TimeRange } from '../../scripts/grafana-sql.ts';
 
 const GRAFANA_DIR = path.dirname(DASHBOARD_DIR);
 let testDb: TestDatabase;

@@ -1,5 +1,6 @@
 // What Grafana's PostgreSQL datasource does to a panel's SQL before it runs it: expand the time
-// macros and substitute template variables (multi-value → quoted, comma-separated list).
+// macros and substitute template variables (multi-value → quoted, comma-separated list). Shared
+// by the dashboard tests and the panel benchmark.
 
 export interface TimeRange {
   readonly from: Date;

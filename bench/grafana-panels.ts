@@ -1,0 +1,54 @@
+// Every Grafana panel's query on a generated fleet, as Grafana would run it: variables at "All",
+// macros expanded for the dashboard's default time range, as kalypso_reader.
+import pg from 'pg';
+import { DASHBOARDS } from '../scripts/grafana-dashboards.ts';
+import { expandGrafanaSql } from '../scripts/grafana-sql.ts';
+import { percentile, progress } from './bench-report.ts';
+
+export interface PanelLatency {
+  readonly panel: string;
+  readonly rows: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+}
+
+interface Dashboard {
+  title: string;
+  time: { from: string };
+  templating: { list: { name: string; query: string }[] };
+  panels: { title: string; targets: { rawSql: string }[] }[];
+}
+
+export async function benchGrafanaPanels(databaseUrl: string, repetitions = 10): Promise<PanelLatency[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('SET ROLE kalypso_reader');
+    const results: PanelLatency[] = [];
+    for (const dashboard of Object.values(DASHBOARDS) as unknown as Dashboard[]) {
+      const days = dashboard.time.from === 'now-7d' ? 7 : 1;
+      const range = { from: new Date(Date.now() - days * 86_400_000), to: new Date() };
+      const variables = new Map<string, string[]>();
+      for (const variable of dashboard.templating.list) {
+        const { rows } = await client.query<Record<string, unknown>>(expandGrafanaSql(variable.query, variables, range));
+        variables.set(variable.name, rows.map((row) => String(Object.values(row)[0])));
+      }
+      for (const panel of dashboard.panels) {
+        const query = expandGrafanaSql(panel.targets[0]!.rawSql, variables, range);
+        const samples: number[] = [];
+        let rows = 0;
+        for (let i = 0; i <= repetitions; i += 1) {
+          const started = performance.now();
+          rows = (await client.query(query)).rowCount ?? 0;
+          if (i > 0) samples.push(performance.now() - started); // the first run warms the cache
+        }
+        const name = `${dashboard.title.replace('Kalypso · ', '')} / ${panel.title}`;
+        results.push({ panel: name, rows, p50Ms: percentile(samples, 50), p95Ms: percentile(samples, 95) });
+        progress(`grafana: ${name} p50 ${percentile(samples, 50)} ms`);
+      }
+    }
+    return results;
+  } finally {
+    await client.end();
+  }
+}
