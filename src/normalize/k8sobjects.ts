@@ -26,7 +26,7 @@ export function isFluxObjectRecord(attribute: (key: string) => unknown, body: un
   if ('object' in envelope && !WATCH_TYPES.has(String(envelope['type']))) return false;
   const resource = attribute('k8s.resource.name');
   if (typeof resource === 'string' && Object.hasOwn(RESOURCES, resource)) return true;
-  const object = map(map(body)['object'] ?? body);
+  const object = map(envelope['object'] ?? body);
   return object['kind'] === 'Kustomization' || object['kind'] === 'GitRepository' ? /fluxcd\.io\//.test(String(object['apiVersion'])) : false;
 }
 
@@ -38,7 +38,9 @@ export function normalizeFluxObject(attribute: (key: string) => unknown, body: u
   const watched = 'object' in envelope;
   const object = map(watched ? envelope['object'] : body);
   const type = watched ? text(envelope['type']) : 'ADDED';
-  const objectKind = object['kind'] === 'Kustomization' || object['kind'] === 'GitRepository' ? object['kind'] : RESOURCES[String(attribute('k8s.resource.name'))];
+  const resource = String(attribute('k8s.resource.name'));
+  const objectKind =
+    object['kind'] === 'Kustomization' || object['kind'] === 'GitRepository' ? object['kind'] : Object.hasOwn(RESOURCES, resource) ? RESOURCES[resource] : undefined;
   if (objectKind === undefined) read.fail('body.object.kind', 'must be Kustomization or GitRepository');
   const metadata = map(object['metadata']);
   const name = read.requiredString('body.object.metadata.name', metadata['name']);
