@@ -18,11 +18,11 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export async function startBenchServer(): Promise<BenchServer> {
+export async function startBenchServer(settings: Readonly<Record<string, string>> = {}): Promise<BenchServer> {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'kalypso-bench-'));
   await chmod(directory, 0o755);
   const log = createLogger('warn');
-  const server = new EmbeddedPostgres({ dataDir: directory, port: await freePort(), password: 'bench', database: 'postgres' }, log);
+  const server = new EmbeddedPostgres({ dataDir: directory, port: await freePort(), password: 'bench', database: 'postgres', settings }, log);
   await server.start();
   return {
     async createDatabase(name) {
@@ -51,11 +51,12 @@ export interface BenchHub {
   stop(): Promise<void>;
 }
 
-export async function startBenchHub(databaseUrl: string, flags: readonly string[] = []): Promise<BenchHub> {
+export async function startBenchHub(databaseUrl: string, flags: readonly string[] = [], nodeArgs: readonly string[] = []): Promise<BenchHub> {
   const ports = { http: await freePort(), otlpGrpc: await freePort(), otlpHttp: await freePort() };
   const child: ChildProcess = spawn(
     process.execPath,
     [
+      ...nodeArgs,
       path.resolve(import.meta.dirname, '../src/cli/main.ts'),
       'serve',
       '--database-url', databaseUrl,

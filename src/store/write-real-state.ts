@@ -75,7 +75,7 @@ export async function writeRealState(
   const history = [...plan.history, ...lateKept];
   const inserted = await insertHistory(trx, history, receivedAt);
   const hostOf = new Map(reports.map((report) => [report.reconcilerId, report.hostId]));
-  await upsertCurrentStates(trx, plan.current, hostOf, receivedAt);
+  await writeCurrentStates(trx, plan.current, stored, hostOf, receivedAt);
   const confirmedOnly = reconcilerIds.filter((id) => !plan.current.has(id) && stored.has(id));
   if (confirmedOnly.length > 0) {
     await sql`UPDATE deployment_state SET last_received_at = ${receivedAt}
@@ -137,36 +137,53 @@ async function insertHistory(trx: Kysely<HubDatabase>, rows: readonly StateRepor
   return Number(result.numAffectedRows ?? 0n);
 }
 
-async function upsertCurrentStates(
+/**
+ * New current states are inserted; changed ones updated in place. The caller holds the
+ * reconcilers' locks, so which rows exist cannot change meanwhile, and an UPDATE joined to the
+ * batch skips the speculative insert an upsert makes per row.
+ */
+async function writeCurrentStates(
   trx: Kysely<HubDatabase>,
   current: ReadonlyMap<number, CurrentState>,
+  stored: ReadonlyMap<number, CurrentState>,
   hostOf: ReadonlyMap<number, number>,
   receivedAt: Date,
 ): Promise<void> {
-  if (current.size === 0) return;
   const ids = [...current.keys()].sort((a, b) => a - b);
-  const states = ids.map((id) => current.get(id)!);
-  await sql`
-    INSERT INTO deployment_state
-           (reconciler_id, host_id, manifests_endpoint_id, gitops_commit_id, status, status_message,
-            observed_at, last_observed_at, last_received_at)
-    SELECT s.*, ${receivedAt}::timestamptz
-      FROM unnest(${ids}::bigint[],
-                  ${ids.map((id) => hostOf.get(id)!)}::bigint[],
-                  ${states.map((state) => state.endpointId)}::bigint[],
-                  ${states.map((state) => state.commitId)}::text[],
-                  ${states.map((state) => state.status)}::deployment_status[],
-                  ${states.map((state) => state.message)}::text[],
-                  ${states.map((state) => state.observedAt)}::timestamptz[],
-                  ${states.map((state) => state.lastObservedAt)}::timestamptz[]) AS s
-    ON CONFLICT (reconciler_id) DO UPDATE SET
-           manifests_endpoint_id = excluded.manifests_endpoint_id,
-           gitops_commit_id = excluded.gitops_commit_id,
-           status = excluded.status,
-           status_message = excluded.status_message,
-           observed_at = excluded.observed_at,
-           last_observed_at = excluded.last_observed_at,
-           last_received_at = excluded.last_received_at`.execute(trx);
+  const changed = ids.filter((id) => stored.has(id));
+  const added = ids.filter((id) => !stored.has(id));
+  const column = <T>(list: readonly number[], pick: (state: CurrentState) => T): T[] => list.map((id) => pick(current.get(id)!));
+  if (changed.length > 0) {
+    await sql`
+      UPDATE deployment_state s
+         SET manifests_endpoint_id = x.endpoint_id, gitops_commit_id = x.commit_id, status = x.status,
+             status_message = x.message, observed_at = x.observed_at, last_observed_at = x.last_observed_at,
+             last_received_at = ${receivedAt}::timestamptz
+        FROM unnest(${changed}::bigint[],
+                    ${column(changed, (state) => state.endpointId)}::bigint[],
+                    ${column(changed, (state) => state.commitId)}::text[],
+                    ${column(changed, (state) => state.status)}::deployment_status[],
+                    ${column(changed, (state) => state.message)}::text[],
+                    ${column(changed, (state) => state.observedAt)}::timestamptz[],
+                    ${column(changed, (state) => state.lastObservedAt)}::timestamptz[])
+             AS x(reconciler_id, endpoint_id, commit_id, status, message, observed_at, last_observed_at)
+       WHERE s.reconciler_id = x.reconciler_id`.execute(trx);
+  }
+  if (added.length > 0) {
+    await sql`
+      INSERT INTO deployment_state
+             (reconciler_id, host_id, manifests_endpoint_id, gitops_commit_id, status, status_message,
+              observed_at, last_observed_at, last_received_at)
+      SELECT s.*, ${receivedAt}::timestamptz
+        FROM unnest(${added}::bigint[],
+                    ${added.map((id) => hostOf.get(id)!)}::bigint[],
+                    ${column(added, (state) => state.endpointId)}::bigint[],
+                    ${column(added, (state) => state.commitId)}::text[],
+                    ${column(added, (state) => state.status)}::deployment_status[],
+                    ${column(added, (state) => state.message)}::text[],
+                    ${column(added, (state) => state.observedAt)}::timestamptz[],
+                    ${column(added, (state) => state.lastObservedAt)}::timestamptz[]) AS s`.execute(trx);
+  }
 }
 
 /**

@@ -1,0 +1,113 @@
+// Ingest throughput with a raw gRPC load generator: requests are serialized before the clock
+// starts, and several clients (one channel each) send them as fast as the hub acknowledges. This
+// measures the hub, not the exporter: the SDK exporter spends client CPU serializing every batch,
+// on the same two cores the hub and PostgreSQL use.
+import * as grpc from '@grpc/grpc-js';
+import { protobufRequest } from '../test/support/raw-otlp.ts';
+import { buildLogRecords } from '../test/support/otlp-client.ts';
+import { stateLog } from '../test/support/kalypso-logs.ts';
+import type { BenchHub } from './bench-hub.ts';
+import { percentile, progress } from './bench-report.ts';
+import type { IngestResult } from './ingest-sdk-grpc.ts';
+
+export interface IngestWorkload {
+  /** Distinct hosts × reconcilers per host = reconcilers reported each round. */
+  readonly hosts: number;
+  readonly reconcilersPerHost: number;
+  /** Each round reports every reconciler once, on a new commit: every record is a transition. */
+  readonly rounds: number;
+  /** Offsets hosts and commits so that runs against one database do not repeat each other. */
+  readonly runId: number;
+}
+
+/** The SDK records of a workload, in round order (built once, serialized per batch size). */
+export async function workloadRecords(workload: IngestWorkload) {
+  const start = Date.UTC(2026, 10, 20) + workload.runId * 86_400_000;
+  const records = [];
+  for (let round = 0; round < workload.rounds; round += 1) {
+    const specs = [];
+    for (let h = 0; h < workload.hosts; h += 1) {
+      for (let r = 0; r < workload.reconcilersPerHost; r += 1) {
+        specs.push(
+          stateLog({
+            host: `bench-${workload.runId}-host-${h}`,
+            reconciler: `flux-system/workload-${r}`,
+            endpoint: `https://github.com/contoso/gitops/env-${h % 4}/workload-${r}`,
+            commit: (workload.runId * 1_000 + round + 1).toString(16).padStart(40, '0'),
+            status: round % 2 === 0 ? 'in_progress' : 'success',
+            at: new Date(start + round * 60_000 + h),
+          }),
+        );
+      }
+    }
+    records.push(...(await buildLogRecords(specs)));
+    progress(`ingest: built round ${round + 1}/${workload.rounds} (${specs.length} records)`);
+  }
+  return records;
+}
+
+export async function benchIngestRawGrpc(
+  hub: BenchHub,
+  records: Awaited<ReturnType<typeof workloadRecords>>,
+  options: { batchSize: number; clients: number; name?: string },
+): Promise<IngestResult> {
+  const bodies: Buffer[] = [];
+  for (let i = 0; i < records.length; i += options.batchSize) bodies.push(protobufRequest(records.slice(i, i + options.batchSize)));
+  const clients = Array.from(
+    { length: options.clients },
+    () => new grpc.Client(`127.0.0.1:${hub.ports.otlpGrpc}`, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 256 * 1024 * 1024 }),
+  );
+  const exportOnce = (client: grpc.Client, body: Buffer) =>
+    new Promise<void>((resolve, reject) => {
+      client.makeUnaryRequest(
+        '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
+        (value: Buffer) => value,
+        (value: Buffer) => value,
+        body,
+        (error) => (error === null ? resolve() : reject(error)),
+      );
+    });
+  const latencies: number[] = [];
+  let next = 0;
+  let maxRss = await hub.rssMiB();
+  const rssTimer = setInterval(() => {
+    void hub.rssMiB().then((rss) => (maxRss = Math.max(maxRss, rss)));
+  }, 250);
+  const began = performance.now();
+  try {
+    await Promise.all(
+      clients.map(async (client) => {
+        while (next < bodies.length) {
+          const body = bodies[next++]!;
+          const sent = performance.now();
+          // A hub that sheds load says UNAVAILABLE: a collector would retry, and so does this.
+          for (;;) {
+            try {
+              await exportOnce(client, body);
+              break;
+            } catch (error) {
+              if ((error as grpc.ServiceError).code !== grpc.status.UNAVAILABLE) throw error;
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            }
+          }
+          latencies.push(performance.now() - sent);
+          if (latencies.length % Math.max(1, Math.round(bodies.length / 10)) === 0) progress(`ingest ${options.batchSize}×${options.clients}: ${latencies.length}/${bodies.length} requests`);
+        }
+      }),
+    );
+  } finally {
+    clearInterval(rssTimer);
+    for (const client of clients) client.close();
+  }
+  const seconds = (performance.now() - began) / 1_000;
+  return {
+    name: options.name ?? 'OTLP/gRPC, raw load generator',
+    records: records.length,
+    batchSize: options.batchSize,
+    concurrency: options.clients,
+    recordsPerSecond: Math.round(records.length / seconds),
+    ackP50Ms: percentile(latencies, 50),
+    ackP99Ms: percentile(latencies, 99),
+    hubRssMiB: Math.max(maxRss, await hub.rssMiB()),
+  };
+}
