@@ -32,6 +32,19 @@ export const FLEET_S: FleetSize = {
   transitionsPerReconciler: 20,
 };
 
+/** L, ten times S: 20,000 hosts, 240,000 reconcilers, 4.8 M history rows, 12,000 targets. */
+export const FLEET_L: FleetSize = {
+  name: 'L',
+  environments: ['dev', 'qa', 'prod'],
+  workspaces: 10,
+  applicationsPerWorkspace: 10,
+  workloadsPerApplication: 10,
+  targetsPerWorkloadPerEnvironment: 4,
+  hosts: 20_000,
+  reconcilersPerHost: 12,
+  transitionsPerReconciler: 20,
+};
+
 export const fleetEndpoint = (environment: string, workload: number, target: number): string =>
   `https://github.com/contoso/fleet-gitops/${environment}/w${workload}-t${target}`;
 

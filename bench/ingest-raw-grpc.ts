@@ -46,8 +46,9 @@ export async function workloadRecords(workload: IngestWorkload) {
   return records;
 }
 
+/** Sends with `clients` channels spread round-robin over `hubs` (a collector's load balancing). */
 export async function benchIngestRawGrpc(
-  hub: BenchHub,
+  hubs: readonly BenchHub[],
   records: Awaited<ReturnType<typeof workloadRecords>>,
   options: { batchSize: number; clients: number; name?: string },
 ): Promise<IngestResult> {
@@ -55,7 +56,7 @@ export async function benchIngestRawGrpc(
   for (let i = 0; i < records.length; i += options.batchSize) bodies.push(protobufRequest(records.slice(i, i + options.batchSize)));
   const clients = Array.from(
     { length: options.clients },
-    () => new grpc.Client(`127.0.0.1:${hub.ports.otlpGrpc}`, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 256 * 1024 * 1024 }),
+    (_, i) => new grpc.Client(`127.0.0.1:${hubs[i % hubs.length]!.ports.otlpGrpc}`, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 256 * 1024 * 1024 }),
   );
   const exportOnce = (client: grpc.Client, body: Buffer) =>
     new Promise<void>((resolve, reject) => {
@@ -69,9 +70,10 @@ export async function benchIngestRawGrpc(
     });
   const latencies: number[] = [];
   let next = 0;
-  let maxRss = await hub.rssMiB();
+  const hubsRss = async () => Math.max(...(await Promise.all(hubs.map((hub) => hub.rssMiB()))));
+  let maxRss = await hubsRss();
   const rssTimer = setInterval(() => {
-    void hub.rssMiB().then((rss) => (maxRss = Math.max(maxRss, rss)));
+    void hubsRss().then((rss) => (maxRss = Math.max(maxRss, rss)));
   }, 250);
   const began = performance.now();
   try {
@@ -108,6 +110,6 @@ export async function benchIngestRawGrpc(
     recordsPerSecond: Math.round(records.length / seconds),
     ackP50Ms: percentile(latencies, 50),
     ackP99Ms: percentile(latencies, 99),
-    hubRssMiB: Math.max(maxRss, await hub.rssMiB()),
+    hubRssMiB: Math.max(maxRss, await hubsRss()),
   };
 }

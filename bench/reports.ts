@@ -58,3 +58,22 @@ export async function benchReports(baseUrl: string, size: FleetSize, repetitions
   }
   return results;
 }
+
+/** The rollout gate as CD pipelines call it: many different targets, each asked once. */
+export async function benchRolloutGate(baseUrl: string, size: FleetSize, requests = 300): Promise<ReportLatency> {
+  const workloads = size.workspaces * size.applicationsPerWorkspace * size.workloadsPerApplication;
+  const versions = Math.ceil(size.transitionsPerReconciler / 4);
+  const samples: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < requests; i += 1) {
+    const environment = size.environments[i % size.environments.length]!;
+    const endpoint = fleetEndpoint(environment, (i * 7919) % workloads, i % size.targetsPerWorkloadPerEnvironment);
+    const started = performance.now();
+    const response = await fetch(`${baseUrl}/api/v1/deployment-state?manifestsEndpoint=${encodeURIComponent(endpoint)}&commit=${versionCommit(versions - 1)}`);
+    const body = await response.arrayBuffer();
+    if (!response.ok) throw new Error(`rollout gate for ${endpoint} answered ${response.status}`);
+    samples.push(performance.now() - started);
+    bytes = Math.max(bytes, body.byteLength);
+  }
+  return { endpoint: `rollout gate, ${requests} different targets`, coldMs: Math.round(samples[0]! * 10) / 10, p50Ms: percentile(samples, 50), p95Ms: percentile(samples, 95), bytes };
+}

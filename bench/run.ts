@@ -1,90 +1,142 @@
-// `npm run bench [-- --only ingest|arg|reports]`: runs the benchmarks on this machine, prints a
-// table and writes bench/results.md.
+// `npm run bench [-- --only ingest|scale-out|arg|reports-s|reports-l]`: runs the benchmarks on
+// this machine against an embedded PostgreSQL, prints a table and (for a full run) writes
+// bench/results.md.
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { startBenchHub, startBenchServer } from './bench-hub.ts';
+import { type BenchHub, type BenchServer, startBenchHub, startBenchServer } from './bench-hub.ts';
 import { machineLine, markdownTable, progress } from './bench-report.ts';
-import { FLEET_S, generateFleet } from './fleet.ts';
-import { benchIngestSdkGrpc } from './ingest-sdk-grpc.ts';
+import { FLEET_L, FLEET_S, type FleetSize, generateFleet } from './fleet.ts';
+import { benchIngestRawGrpc, workloadRecords } from './ingest-raw-grpc.ts';
+import { benchIngestSdkGrpc, type IngestResult } from './ingest-sdk-grpc.ts';
+import { benchCopyBaseline } from './ingest-copy.ts';
 import { benchArgPoll } from './arg-poll-runner.ts';
 import { benchGrafanaPanels } from './grafana-panels.ts';
-import { benchReports } from './reports.ts';
+import { benchReports, benchRolloutGate } from './reports.ts';
 
+const SECTIONS = ['ingest', 'scale-out', 'arg', 'reports-s', 'reports-l'] as const;
 const { only } = parseArgs({ options: { only: { type: 'string' } } }).values;
-const runs = (part: string) => only === undefined || only === part;
-const sections: string[] = [];
+if (only !== undefined && !(SECTIONS as readonly string[]).includes(only)) throw new Error(`--only must be one of ${SECTIONS.join(', ')}`);
+const runs = (section: (typeof SECTIONS)[number]) => only === undefined || only === section;
 
+/** Each ingest run: 2,000 hosts × 12 reconcilers × 5 rounds, every record a state transition. */
+const INGEST_WORKLOAD = { hosts: 2_000, reconcilersPerHost: 12, rounds: 5 };
+
+const ingestRow = (result: IngestResult, hubs = 1) => [
+  result.name, hubs, result.records, result.batchSize, result.concurrency, result.recordsPerSecond, result.ackP50Ms, result.ackP99Ms, result.hubRssMiB,
+];
+const INGEST_HEADER = ['path', 'hubs', 'records', 'batch', 'clients', 'records/s committed', 'ack p50 ms', 'ack p99 ms', 'hub RSS MiB (max)'];
+
+async function withHubs<T>(url: string, count: number, body: (hubs: BenchHub[]) => Promise<T>): Promise<T> {
+  const hubs: BenchHub[] = [];
+  try {
+    for (let i = 0; i < count; i += 1) hubs.push(await startBenchHub(url));
+    return await body(hubs);
+  } finally {
+    await Promise.all(hubs.map((hub) => hub.stop()));
+  }
+}
+
+async function ingestSection(server: BenchServer): Promise<string[]> {
+  const { url, database } = await server.createDatabase('bench_ingest');
+  await database.close();
+  let runId = 0;
+  const rows: (string | number)[][] = [];
+  let copyRatio = '';
+  await withHubs(url, 1, async ([hub]) => {
+    for (const { batchSize, clients } of [{ batchSize: 100, clients: 8 }, { batchSize: 1_000, clients: 4 }, { batchSize: 5_000, clients: 2 }]) {
+      runId += 1;
+      const records = await workloadRecords({ ...INGEST_WORKLOAD, runId });
+      const result = await benchIngestRawGrpc([hub!], records, { batchSize, clients });
+      rows.push(ingestRow(result));
+      progress(`ingest raw ${batchSize}×${clients}: ${result.recordsPerSecond} records/s`);
+      if (batchSize === 1_000) {
+        const copy = await benchCopyBaseline(url, runId);
+        rows.push(['COPY of the same history rows (binary, one stream)', '–', copy.rows, '–', 1, copy.rowsPerSecond, '–', '–', '–']);
+        copyRatio = `hub/COPY at batch 1,000: ${(result.recordsPerSecond / copy.rowsPerSecond).toFixed(2)}`;
+      }
+    }
+    runId += 1;
+    const sdk = await benchIngestSdkGrpc(hub!, await workloadRecords({ ...INGEST_WORKLOAD, runId }), { batchSize: 1_000, concurrency: 4 });
+    rows.push(ingestRow(sdk));
+  });
+  return [
+    `## Ingest (OTLP/gRPC; each run ${INGEST_WORKLOAD.hosts} new hosts × ${INGEST_WORKLOAD.reconcilersPerHost} reconcilers × ${INGEST_WORKLOAD.rounds} rounds, every record a state transition)`,
+    '',
+    markdownTable(INGEST_HEADER, rows),
+    '',
+    `${copyRatio}.`,
+    '',
+  ];
+}
+
+async function scaleOutSection(server: BenchServer): Promise<string[]> {
+  const { url, database } = await server.createDatabase('bench_scale_out');
+  await database.close();
+  const rows: (string | number)[][] = [];
+  for (const [runId, hubCount] of [[1, 1], [2, 2]] as const) {
+    const records = await workloadRecords({ ...INGEST_WORKLOAD, runId });
+    await withHubs(url, hubCount, async (hubs) => {
+      const result = await benchIngestRawGrpc(hubs, records, { batchSize: 1_000, clients: 4 });
+      rows.push(ingestRow(result, hubCount));
+      progress(`scale-out ${hubCount} hub(s): ${result.recordsPerSecond} records/s`);
+    });
+  }
+  return ['## Scale-out: one hub process vs two against one PostgreSQL (clients spread round-robin)', '', markdownTable(INGEST_HEADER, rows), ''];
+}
+
+async function argSection(server: BenchServer): Promise<string[]> {
+  const { url, database } = await server.createDatabase('bench_arg');
+  await database.close();
+  const results = await benchArgPoll(url);
+  return [
+    '## Azure Resource Graph poll (5,000 flux configurations × 4 Kustomizations, 1,000-row pages, HTTPS stand-in)',
+    '',
+    markdownTable(
+      ['poll', 'configurations', 'reconcilers written', 'seconds', 'configurations/s', 'query pages', 'token requests'],
+      results.map((row) => [row.run, row.configurations, row.reconcilers, row.seconds, Math.round(row.configurations / row.seconds), row.pages, row.tokenRequests]),
+    ),
+    '',
+  ];
+}
+
+async function reportsSection(server: BenchServer, size: FleetSize, withPanels: boolean): Promise<string[]> {
+  const { url, database } = await server.createDatabase(`bench_fleet_${size.name.toLowerCase()}`);
+  const generated = Date.now();
+  await generateFleet(database.db, size, new Date());
+  const seconds = ((Date.now() - generated) / 1_000).toFixed(1);
+  await database.close();
+  const latencies = await withHubs(url, 1, async ([hub]) => [...(await benchReports(hub!.baseUrl, size)), await benchRolloutGate(hub!.baseUrl, size)]);
+  const hosts = size.hosts.toLocaleString('en');
+  const reconcilers = (size.hosts * size.reconcilersPerHost).toLocaleString('en');
+  const history = (size.hosts * size.reconcilersPerHost * size.transitionsPerReconciler).toLocaleString('en');
+  const lines = [
+    `## Reports, fleet ${size.name} (${hosts} hosts, ${reconcilers} reconcilers, ${history} history rows; generated in ${seconds} s)`,
+    '',
+    markdownTable(['endpoint', 'cold ms', 'p50 ms', 'p95 ms', 'response bytes'], latencies.map((row) => [row.endpoint, row.coldMs, row.p50Ms, row.p95Ms, row.bytes])),
+    '',
+  ];
+  if (withPanels) {
+    // The hub published its settings on start; the views read them.
+    const panels = await benchGrafanaPanels(url);
+    lines.push(
+      `## Grafana panel queries, fleet ${size.name} (variables at All, as kalypso_reader)`,
+      '',
+      markdownTable(['dashboard / panel', 'rows', 'p50 ms', 'p95 ms'], panels.map((row) => [row.panel, row.rows, row.p50Ms, row.p95Ms])),
+      '',
+    );
+  }
+  return lines;
+}
+
+const sections: string[] = [];
 progress('starting PostgreSQL');
 const server = await startBenchServer();
 try {
-  if (runs('ingest')) {
-    const { url, database } = await server.createDatabase('bench_ingest');
-    await database.close();
-    const hub = await startBenchHub(url);
-    try {
-      const ingest = await benchIngestSdkGrpc(hub, { hosts: 2_000, reconcilersPerHost: 12, rounds: 5, batchSize: 1_000, concurrency: 4 });
-      sections.push(
-        '## Ingest',
-        '',
-        markdownTable(
-          ['path', 'records', 'batch', 'exports in flight', 'records/s committed', 'ack p50 ms', 'ack p99 ms', 'hub RSS MiB'],
-          [[ingest.name, ingest.records, ingest.batchSize, ingest.concurrency, ingest.recordsPerSecond, ingest.ackP50Ms, ingest.ackP99Ms, ingest.hubRssMiB]],
-        ),
-        '',
-      );
-    } finally {
-      await hub.stop();
-    }
-  }
-
-  if (runs('arg')) {
-    const { url, database } = await server.createDatabase('bench_arg');
-    await database.close();
-    const results = await benchArgPoll(url);
-    sections.push(
-      '## Azure Resource Graph poll (5,000 flux configurations × 4 Kustomizations, 1,000-row pages, HTTPS stand-in)',
-      '',
-      markdownTable(
-        ['poll', 'configurations', 'reconcilers written', 'seconds', 'query pages', 'token requests'],
-        results.map((row) => [row.run, row.configurations, row.reconcilers, row.seconds, row.pages, row.tokenRequests]),
-      ),
-      '',
-    );
-  }
-
-  if (runs('reports')) {
-    const { url, database } = await server.createDatabase('bench_fleet_s');
-    const generated = Date.now();
-    await generateFleet(database.db, FLEET_S, new Date());
-    const seconds = ((Date.now() - generated) / 1_000).toFixed(1);
-    await database.close();
-    const hub = await startBenchHub(url);
-    try {
-      const latencies = await benchReports(hub.baseUrl, FLEET_S);
-      sections.push(
-        `## Reports, fleet S (2,000 hosts, 24,000 reconcilers, 480,000 history rows, 1,200 targets in 3 environments; generated in ${seconds} s)`,
-        '',
-        markdownTable(
-          ['endpoint', 'cold ms', 'p50 ms', 'p95 ms', 'response bytes'],
-          latencies.map((row) => [row.endpoint, row.coldMs, row.p50Ms, row.p95Ms, row.bytes]),
-        ),
-        '',
-      );
-    } finally {
-      await hub.stop();
-    }
-    // The hub published its settings on start; the views read them.
-    const panels = await benchGrafanaPanels(url);
-    sections.push(
-      '## Grafana panel queries, fleet S (variables at All, as kalypso_reader)',
-      '',
-      markdownTable(
-        ['dashboard / panel', 'rows', 'p50 ms', 'p95 ms'],
-        panels.map((row) => [row.panel, row.rows, row.p50Ms, row.p95Ms]),
-      ),
-      '',
-    );
-  }
+  if (runs('ingest')) sections.push(...(await ingestSection(server)));
+  if (runs('scale-out')) sections.push(...(await scaleOutSection(server)));
+  if (runs('arg')) sections.push(...(await argSection(server)));
+  if (runs('reports-s')) sections.push(...(await reportsSection(server, FLEET_S, true)));
+  if (runs('reports-l')) sections.push(...(await reportsSection(server, FLEET_L, false)));
 } finally {
   await server.stop();
 }

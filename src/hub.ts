@@ -18,6 +18,7 @@ import { createResourceGraphQuery, type ResourceGraphQuery } from './sources/res
 import type { Source } from './sources/source.ts';
 import { connectDatabase, type Database } from './store/connect.ts';
 import { type EmbeddedPostgres, embeddedPostgresFor } from './store/embedded/embedded-postgres.ts';
+import { scheduleHistoryMaintenance } from './store/history-partitions.ts';
 import { publishHubSettings } from './store/hub-settings.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
@@ -106,6 +107,12 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
     await migrateWithRetry(database, log, abort.signal);
     await publishHubSettings(database.db, { staleAfterMs: config.staleAfter });
     migrated = true;
+    const historyMaintenance = scheduleHistoryMaintenance(
+      database.db,
+      { retentionMs: config.historyRetention, clock: overrides.clock ?? (() => new Date()) },
+      log,
+    );
+    cleanup.push(() => historyMaintenance.stop());
 
     const writer = new RecordWriter(database.db, log, { retryAfterSeconds: 5, stateChanges });
     const otlp = new OtlpSource(

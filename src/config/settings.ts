@@ -29,6 +29,11 @@ const duration = (text: string): number | { invalid: string } => {
   const value = parseDuration(text);
   return value !== undefined && value > 0 ? value : { invalid: 'must be a duration such as 30s, 15m or 1h' };
 };
+const retention = (text: string): number | { invalid: string } => {
+  if (text.trim() === '0') return 0;
+  const value = parseDuration(text);
+  return value !== undefined && value >= 86_400_000 ? value : { invalid: 'must be 0 (keep forever) or a duration of at least 1d, such as 400d' };
+};
 const size = (text: string): number | { invalid: string } => {
   const value = parseSize(text);
   return value !== undefined && value > 0 ? value : { invalid: 'must be a size such as 64MiB or 1048576' };
@@ -136,6 +141,15 @@ export const SETTINGS = {
     description: 'A reconciler whose last report is older than this is stale (never counted as success).',
     parse: duration,
     shownDefault: formatDuration(15 * 60_000),
+  } satisfies Setting<number>,
+  historyRetention: {
+    flag: 'history-retention',
+    env: ['KALYPSO_HISTORY_RETENTION'],
+    default: 0,
+    description:
+      'How long state history is kept, in whole months (a month goes when all of it is older). 0: forever. Current states are always kept.',
+    parse: retention,
+    shownDefault: '0',
   } satisfies Setting<number>,
   maxWait: {
     flag: 'max-wait',

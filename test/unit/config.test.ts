@@ -53,6 +53,13 @@ describe('resolveConfig', () => {
     expect(() => resolveConfig([], { DATABASE_URL: 'mysql://x' })).toThrow(/invalid DATABASE_URL: must be a postgres/);
   });
 
+  it('keeps history forever unless a retention of at least a day is set', () => {
+    expect(resolveConfig([], {}).historyRetention).toBe(0);
+    expect(resolveConfig(['--history-retention', '400d'], {}).historyRetention).toBe(400 * 86_400_000);
+    expect(resolveConfig([], { KALYPSO_HISTORY_RETENTION: '0' }).historyRetention).toBe(0);
+    expect(() => resolveConfig(['--history-retention', '12h'], {})).toThrow(/invalid --history-retention: must be 0 \(keep forever\) or a duration of at least 1d/);
+  });
+
   it('never echoes a secret in an error', () => {
     expect(() => resolveConfig([], { DATABASE_URL: 'http://user:s3cret@db' })).toThrow(/\(got \(hidden\)\)/);
   });

@@ -116,7 +116,7 @@ export async function historyReport(
     WITH matching_targets AS (${matchingTargets}),
     page AS (
       -- The page is chosen on the history table alone, in index order; names are joined after.
-      SELECT h.id FROM deployment_state_history h
+      SELECT h.id, h.observed_at FROM deployment_state_history h
        ${pageConditions.length === 0 ? sql`` : sql`WHERE ${sql.join(pageConditions, sql` AND `)}`}
        ORDER BY h.observed_at DESC, h.id DESC
        LIMIT ${filter.limit + 1}
@@ -125,7 +125,8 @@ export async function historyReport(
            me.endpoint, h.gitops_commit_id AS commit, h.status, h.status_message, t.environment, t.workspace,
            t.application, t.workload, t.name AS target, v.version
       FROM page
-      JOIN deployment_state_history h ON h.id = page.id
+      -- observed_at too: it names the partition, so each row is one index probe in one month.
+      JOIN deployment_state_history h ON h.id = page.id AND h.observed_at = page.observed_at
       JOIN reconciler r ON r.id = h.reconciler_id
       JOIN host ON host.id = r.host_id
       JOIN manifests_endpoint me ON me.id = h.manifests_endpoint_id
