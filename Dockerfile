@@ -14,6 +14,10 @@ RUN npm install --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production
+# V8 sizes its heap by the machine's memory, not by what the hub needs (a live set of 30-50 MB
+# under sustained ingest): without caps a hub on a large node grows to ~400 MB RSS. Measured in
+# README "Benchmarks"; raise them here or in the pod's environment for very large reports.
+ENV NODE_OPTIONS="--max-semi-space-size=32 --max-old-space-size=256"
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./

@@ -51,7 +51,10 @@ export interface BenchHub {
   stop(): Promise<void>;
 }
 
-export async function startBenchHub(databaseUrl: string, flags: readonly string[] = [], nodeArgs: readonly string[] = []): Promise<BenchHub> {
+/** The heap limits `npm start` and the image run the hub with (README "Benchmarks"). */
+export const HUB_NODE_ARGS = ['--max-semi-space-size=32', '--max-old-space-size=256'] as const;
+
+export async function startBenchHub(databaseUrl: string, flags: readonly string[] = [], nodeArgs: readonly string[] = HUB_NODE_ARGS): Promise<BenchHub> {
   const ports = { http: await freePort(), otlpGrpc: await freePort(), otlpHttp: await freePort() };
   const child: ChildProcess = spawn(
     process.execPath,

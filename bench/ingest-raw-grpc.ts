@@ -3,6 +3,7 @@
 // measures the hub, not the exporter: the SDK exporter spends client CPU serializing every batch,
 // on the same two cores the hub and PostgreSQL use.
 import * as grpc from '@grpc/grpc-js';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { protobufRequest } from '../test/support/raw-otlp.ts';
 import { buildLogRecords } from '../test/support/otlp-client.ts';
 import { stateLog } from '../test/support/kalypso-logs.ts';
@@ -14,16 +15,23 @@ export interface IngestWorkload {
   /** Distinct hosts × reconcilers per host = reconcilers reported each round. */
   readonly hosts: number;
   readonly reconcilersPerHost: number;
-  /** Each round reports every reconciler once, on a new commit: every record is a transition. */
+  /** Each round reports every reconciler once. */
   readonly rounds: number;
+  /**
+   * transitions: every round a new commit, so every record is a state transition (the write
+   * path's heaviest case). heartbeats: the same commit and status every round, as a settled
+   * fleet reports; after the first round every record only confirms the current state.
+   */
+  readonly kind: 'transitions' | 'heartbeats';
   /** Offsets hosts and commits so that runs against one database do not repeat each other. */
   readonly runId: number;
 }
 
-/** The SDK records of a workload, in round order (built once, serialized per batch size). */
-export async function workloadRecords(workload: IngestWorkload) {
+/** The SDK records of a workload, round by round (built once, serialized per batch size). */
+export async function workloadRecords(workload: IngestWorkload): Promise<ReadableLogRecord[][]> {
   const start = Date.UTC(2026, 10, 20) + workload.runId * 86_400_000;
-  const records = [];
+  const rounds: ReadableLogRecord[][] = [];
+  const transitions = workload.kind === 'transitions';
   for (let round = 0; round < workload.rounds; round += 1) {
     const specs = [];
     for (let h = 0; h < workload.hosts; h += 1) {
@@ -33,23 +41,23 @@ export async function workloadRecords(workload: IngestWorkload) {
             host: `bench-${workload.runId}-host-${h}`,
             reconciler: `flux-system/workload-${r}`,
             endpoint: `https://github.com/contoso/gitops/env-${h % 4}/workload-${r}`,
-            commit: (workload.runId * 1_000 + round + 1).toString(16).padStart(40, '0'),
-            status: round % 2 === 0 ? 'in_progress' : 'success',
+            commit: (workload.runId * 1_000 + (transitions ? round : 0) + 1).toString(16).padStart(40, '0'),
+            status: transitions && round % 2 === 0 ? 'in_progress' : 'success',
             at: new Date(start + round * 60_000 + h),
           }),
         );
       }
     }
-    records.push(...(await buildLogRecords(specs)));
+    rounds.push(await buildLogRecords(specs));
     progress(`ingest: built round ${round + 1}/${workload.rounds} (${specs.length} records)`);
   }
-  return records;
+  return rounds;
 }
 
 /** Sends with `clients` channels spread round-robin over `hubs` (a collector's load balancing). */
 export async function benchIngestRawGrpc(
   hubs: readonly BenchHub[],
-  records: Awaited<ReturnType<typeof workloadRecords>>,
+  records: readonly ReadableLogRecord[],
   options: { batchSize: number; clients: number; name?: string },
 ): Promise<IngestResult> {
   const bodies: Buffer[] = [];

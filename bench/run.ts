@@ -18,8 +18,8 @@ const { only } = parseArgs({ options: { only: { type: 'string' } } }).values;
 if (only !== undefined && !(SECTIONS as readonly string[]).includes(only)) throw new Error(`--only must be one of ${SECTIONS.join(', ')}`);
 const runs = (section: (typeof SECTIONS)[number]) => only === undefined || only === section;
 
-/** Each ingest run: 2,000 hosts × 12 reconcilers × 5 rounds, every record a state transition. */
-const INGEST_WORKLOAD = { hosts: 2_000, reconcilersPerHost: 12, rounds: 5 };
+/** Each ingest run: 2,000 new hosts × 12 reconcilers × 5 rounds. */
+const INGEST_WORKLOAD = { hosts: 2_000, reconcilersPerHost: 12, rounds: 5, kind: 'transitions' } as const;
 
 const ingestRow = (result: IngestResult, hubs = 1) => [
   result.name, hubs, result.records, result.batchSize, result.concurrency, result.recordsPerSecond, result.ackP50Ms, result.ackP99Ms, result.hubRssMiB,
@@ -45,7 +45,7 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
   await withHubs(url, 1, async ([hub]) => {
     for (const { batchSize, clients } of [{ batchSize: 100, clients: 8 }, { batchSize: 1_000, clients: 4 }, { batchSize: 5_000, clients: 2 }]) {
       runId += 1;
-      const records = await workloadRecords({ ...INGEST_WORKLOAD, runId });
+      const records = (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat();
       const result = await benchIngestRawGrpc([hub!], records, { batchSize, clients });
       rows.push(ingestRow(result));
       progress(`ingest raw ${batchSize}×${clients}: ${result.recordsPerSecond} records/s`);
@@ -56,11 +56,17 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
       }
     }
     runId += 1;
-    const sdk = await benchIngestSdkGrpc(hub!, await workloadRecords({ ...INGEST_WORKLOAD, runId }), { batchSize: 1_000, concurrency: 4 });
+    const sdk = await benchIngestSdkGrpc(hub!, (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat(), { batchSize: 1_000, concurrency: 4 });
     rows.push(ingestRow(sdk));
+    // A settled fleet: the first round creates the reconcilers (not timed), the next four confirm.
+    runId += 1;
+    const [first, ...confirmations] = await workloadRecords({ ...INGEST_WORKLOAD, kind: 'heartbeats', runId });
+    await benchIngestRawGrpc([hub!], first!, { batchSize: 1_000, clients: 4 });
+    const heartbeats = await benchIngestRawGrpc([hub!], confirmations.flat(), { batchSize: 1_000, clients: 4, name: 'OTLP/gRPC, raw, heartbeats (no transition)' });
+    rows.push(ingestRow(heartbeats));
   });
   return [
-    `## Ingest (OTLP/gRPC; each run ${INGEST_WORKLOAD.hosts} new hosts × ${INGEST_WORKLOAD.reconcilersPerHost} reconcilers × ${INGEST_WORKLOAD.rounds} rounds, every record a state transition)`,
+    `## Ingest (OTLP/gRPC; each run ${INGEST_WORKLOAD.hosts} new hosts × ${INGEST_WORKLOAD.reconcilersPerHost} reconcilers × ${INGEST_WORKLOAD.rounds} rounds; every record a state transition unless marked heartbeats)`,
     '',
     markdownTable(INGEST_HEADER, rows),
     '',
@@ -74,7 +80,7 @@ async function scaleOutSection(server: BenchServer): Promise<string[]> {
   await database.close();
   const rows: (string | number)[][] = [];
   for (const [runId, hubCount] of [[1, 1], [2, 2]] as const) {
-    const records = await workloadRecords({ ...INGEST_WORKLOAD, runId });
+    const records = (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat();
     await withHubs(url, hubCount, async (hubs) => {
       const result = await benchIngestRawGrpc(hubs, records, { batchSize: 1_000, clients: 4 });
       rows.push(ingestRow(result, hubCount));

@@ -195,6 +195,19 @@ describe('gateway.yaml', () => {
     expect(otherPipelines.length).toBeGreaterThan(0);
   });
 
+  it('balances over every hub replica through the headless Service of deploy/base', async () => {
+    const [[, exporter]] = hubExporters(await load('gateway.yaml')) as [[string, Config]];
+    expect(exporter['balancer_name']).toBe('round_robin');
+    const target = /^\$\{env:KALYPSO_HUB_ENDPOINT:-dns:\/\/\/([^.]+)\.kalypso-system\.svc\.cluster\.local:(\d+)\}$/.exec(String(exporter['endpoint']));
+    expect(target, String(exporter['endpoint'])).not.toBeNull();
+    const services = YAML.parseAllDocuments(await readFile(path.resolve(DIRECTORY, '../deploy/base/hub-services.yaml'), 'utf8')).map(
+      (document) => document.toJS() as Config,
+    );
+    const service = services.find((candidate) => candidate['metadata']['name'] === target![1]);
+    expect(service?.['spec']['clusterIP'], `${target![1]} must be headless`).toBe('None');
+    expect(service?.['spec']['ports'].map((port: Config) => String(port['port']))).toContain(target![2]);
+  });
+
   it('filters the hub pipeline only by Kalypso record kinds, keeping all of them', async () => {
     const config = await load('gateway.yaml');
     const filters = Object.entries<Config>(config['processors']).filter(([id]) => componentType(id) === 'filter');
