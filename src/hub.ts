@@ -2,6 +2,7 @@
 // sources (OTLP) → normalizer → store (PostgreSQL) ← API.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { HubConfig } from './config/config.ts';
+import { SETTINGS } from './config/settings.ts';
 import { createApiApp } from './api/app.ts';
 import { type HttpListener, listenHttp } from './http/listen.ts';
 import type { Logger } from './log/logger.ts';
@@ -11,6 +12,7 @@ import type { KubeSource } from './sources/kube/kube-source.ts';
 import { OtlpSource } from './sources/otlp/otlp-source.ts';
 import { loadArgConfig } from './config/arg-config.ts';
 import type { ResourceGraphSourceSpec } from './normalize/kube-resources.ts';
+import { TlsFiles } from './security/tls-files.ts';
 import { credentialFor } from './sources/resource-graph/credentials.ts';
 import { createResourceGraphMetrics } from './sources/resource-graph/resource-graph-metrics.ts';
 import { ResourceGraphPollerPool } from './sources/resource-graph/resource-graph-poller-pool.ts';
@@ -51,6 +53,8 @@ export interface HubOverrides {
   readonly resourceGraphQuery?: (source: ResourceGraphSourceSpec) => ResourceGraphQuery;
   /** Include Node process metrics (off in tests that start several hubs). */
   readonly processMetrics?: boolean;
+  /** How often the TLS files are looked at for a renewed certificate (tests shorten it). */
+  readonly tlsRefreshMs?: number;
   /** The clock reports judge staleness by (tests pin it). */
   readonly clock?: () => Date;
 }
@@ -65,6 +69,11 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
     }
   };
   try {
+    const tls =
+      config.tlsCertFile === undefined || config.tlsKeyFile === undefined
+        ? undefined
+        : await TlsFiles.load({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile }, overrides.tlsRefreshMs ?? 60_000, log);
+    if (tls !== undefined) cleanup.push(() => Promise.resolve(tls.close()));
     let embedded: EmbeddedPostgres | undefined;
     let databaseUrl = config.databaseUrl;
     if (databaseUrl === undefined) {
@@ -73,7 +82,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       const server = embedded;
       cleanup.push(() => server.stop());
       databaseUrl = embedded.url;
-      log.info({ psql: `psql ${embedded.url}` }, 'embedded PostgreSQL: connect with this connection string');
+      log.info({ psql: `psql ${shownEmbeddedUrl(embedded.url, config.embeddedPgPassword)}` }, 'embedded PostgreSQL: connect with this connection string');
     }
 
     const database = connectDatabase(
@@ -97,12 +106,14 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
         stateChanges,
         shutdown: abort.signal,
         clock: overrides.clock ?? (() => new Date()),
+        apiTokens: config.apiToken,
       }),
       config.listenHost,
       config.httpPort,
+      tls,
     );
     cleanup.push(() => api.close(config.shutdownTimeout));
-    log.info({ port: api.port }, 'HTTP API listening');
+    log.info({ port: api.port, tls: tls !== undefined, apiToken: config.apiToken !== undefined, ingestToken: config.ingestToken !== undefined }, 'HTTP API listening');
 
     await migrateWithRetry(database, log, abort.signal);
     await publishHubSettings(database.db, { staleAfterMs: config.staleAfter });
@@ -121,7 +132,8 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
         grpcPort: config.otlpGrpcPort,
         httpPort: config.otlpHttpPort,
         maxRequestBytes: config.maxRequestSize,
-        token: config.ingestToken,
+        tokens: config.ingestToken,
+        tls,
         maxConcurrentWrites: Math.max(1, config.dbPoolSize - 2),
         maxQueuedWrites: 64,
         shutdownDeadlineMs: config.shutdownTimeout,
@@ -191,6 +203,18 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * The embedded server's connection string for the start-up message. The demo's well-known default
+ * password is shown, so psql and Grafana connect by copy and paste; a password the operator chose
+ * is a secret and never logged.
+ */
+function shownEmbeddedUrl(url: string, password: string): string {
+  if (password === SETTINGS.embeddedPgPassword.default) return url;
+  const shown = new URL(url);
+  shown.password = '****';
+  return shown.toString();
 }
 
 /** Migrations wait for an unreachable database (it may still be starting) instead of failing. */

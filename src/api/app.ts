@@ -3,6 +3,7 @@
 import { Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
+import { bearerTokenMatches } from '../security/bearer-token.ts';
 import { errorBody, handleApiError } from './api-error.ts';
 import { apiDocsRoutes } from './api-docs.ts';
 import { type HealthDeps, healthRoutes } from './health-routes.ts';
@@ -10,7 +11,16 @@ import type { ApiV1Deps } from './v1/api-deps.ts';
 import { createApiV1 } from './v1/api-v1.ts';
 import { uiRoutes } from '../ui/ui-routes.ts';
 
-export type ApiDeps = HealthDeps & ApiV1Deps & { readonly log: Logger; readonly metrics: HubMetrics };
+export type ApiDeps = HealthDeps &
+  ApiV1Deps & {
+    readonly log: Logger;
+    readonly metrics: HubMetrics;
+    /** When set, /api/v1 answers only requests bearing one of these tokens. */
+    readonly apiTokens: readonly string[] | undefined;
+  };
+
+// Describes the API, holds no data: the browsable reference must load it without a token.
+const OPEN_API_DOCUMENT = '/api/v1/openapi.json';
 
 export function createApiApp(deps: ApiDeps): Hono {
   // Not strict: `/api/docs/` and `/api/docs` are the same page.
@@ -22,6 +32,17 @@ export function createApiApp(deps: ApiDeps): Hono {
     stop({ route: c.req.routePath, status: String(c.res.status) });
   });
   app.route('/', healthRoutes(deps));
+  const tokens = deps.apiTokens;
+  if (tokens !== undefined) {
+    app.use('/api/v1/*', async (c, next) => {
+      if (c.req.path !== OPEN_API_DOCUMENT && !bearerTokenMatches(c.req.header('authorization'), tokens)) {
+        c.header('www-authenticate', 'Bearer realm="kalypso-hub"');
+        return c.json(errorBody('unauthorized', 'missing or wrong bearer token: send authorization: Bearer <token>'), 401);
+      }
+      await next();
+      return undefined;
+    });
+  }
   // Until the schema is migrated the reports have no tables to read: say so, as a retryable 503.
   app.use('/api/v1/*', async (c, next) => {
     if (!deps.isMigrated()) {

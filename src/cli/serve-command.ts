@@ -18,7 +18,10 @@ export async function runServe(config: HubConfig): Promise<void> {
   log.info({ ports: hub.ports, ui: `http://localhost:${hub.ports.http}/` }, 'Kalypso Observability Hub running');
   const demo = new AbortController();
   if (config.demo) {
-    const options = { otlpEndpoint: `http://127.0.0.1:${hub.ports.otlpHttp}`, hosts: 40, log, ...(config.ingestToken === undefined ? {} : { token: config.ingestToken }) };
+    // With TLS on, the demo connects as any client would: to localhost, trusting the certificate
+    // only if this process does (NODE_EXTRA_CA_CERTS for a private CA).
+    const otlpEndpoint = `${config.tlsCertFile === undefined ? 'http://127.0.0.1' : 'https://localhost'}:${hub.ports.otlpHttp}`;
+    const options = { otlpEndpoint, hosts: 40, log, ...(config.ingestToken === undefined ? {} : { token: config.ingestToken[0]! }) };
     feedDemoFleet(options)
       .then((fleet) => followDemoFleet(options, fleet, demo.signal))
       .catch((error: unknown) => log.error({ err: (error as Error).message }, 'demo fleet failed'));

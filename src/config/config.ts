@@ -47,6 +47,9 @@ export function resolveConfig(argv: readonly string[], env: NodeJS.ProcessEnv): 
     }
     config[name] = parsed;
   }
+  if ((config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
+    throw new ConfigError('--tls-cert-file and --tls-key-file go together: set both, or neither for plain text');
+  }
   return Object.freeze(config) as HubConfig;
 }
 

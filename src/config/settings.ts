@@ -40,6 +40,11 @@ const size = (text: string): number | { invalid: string } => {
 };
 const text = (value: string): string | { invalid: string } => (value.trim() === '' ? { invalid: 'must not be empty' } : value.trim());
 const optionalText = (value: string): string | undefined => (value.trim() === '' ? undefined : value.trim());
+// Several tokens, comma-separated, let a token be rotated without a moment when clients fail.
+const tokens = (value: string): readonly string[] | undefined => {
+  const list = value.split(',').map((token) => token.trim()).filter((token) => token !== '');
+  return list.length === 0 ? undefined : list;
+};
 const postgresUrl = (value: string): string | undefined | { invalid: string } => {
   if (value.trim() === '') return undefined;
   try {
@@ -88,6 +93,7 @@ export const SETTINGS = {
     default: 'kalypso',
     description: 'Password of the `postgres` user of the embedded PostgreSQL (set when its data is first created).',
     parse: text,
+    secret: true,
   } satisfies Setting<string>,
   listenHost: {
     flag: 'listen-host',
@@ -121,10 +127,38 @@ export const SETTINGS = {
     flag: 'ingest-token',
     env: ['KALYPSO_INGEST_TOKEN'],
     default: undefined,
-    description: 'When set, OTLP exports must carry `authorization: Bearer <token>`.',
-    parse: optionalText,
+    description:
+      'When set, OTLP exports must carry `authorization: Bearer <token>`. Several tokens, comma-separated, are all accepted (rotation).',
+    parse: tokens,
     shownDefault: '(none)',
     secret: true,
+  } satisfies Setting<readonly string[] | undefined>,
+  apiToken: {
+    flag: 'api-token',
+    env: ['KALYPSO_API_TOKEN'],
+    default: undefined,
+    description:
+      'When set, `/api/v1` requests must carry `authorization: Bearer <token>` (the web UI asks for it). Comma-separated: several accepted. Health, metrics and the OpenAPI document stay open.',
+    parse: tokens,
+    shownDefault: '(none)',
+    secret: true,
+  } satisfies Setting<readonly string[] | undefined>,
+  tlsCertFile: {
+    flag: 'tls-cert-file',
+    env: ['KALYPSO_TLS_CERT_FILE'],
+    default: undefined,
+    description:
+      'PEM certificate (chain) for TLS on the API and both OTLP receivers; needs `--tls-key-file`. Re-read when the file changes (e.g. renewed by cert-manager).',
+    parse: optionalText,
+    shownDefault: '(plain text)',
+  } satisfies Setting<string | undefined>,
+  tlsKeyFile: {
+    flag: 'tls-key-file',
+    env: ['KALYPSO_TLS_KEY_FILE'],
+    default: undefined,
+    description: 'PEM private key of `--tls-cert-file`.',
+    parse: optionalText,
+    shownDefault: '(none)',
   } satisfies Setting<string | undefined>,
   maxRequestSize: {
     flag: 'max-request-size',

@@ -1,9 +1,11 @@
-// Serves a Hono app over HTTP and closes it gracefully: stop accepting, let in-flight requests
-// finish, then drop idle keep-alive connections (and, past the deadline, everything).
+// Serves a Hono app over HTTP (or HTTPS) and closes it gracefully: stop accepting, let in-flight
+// requests finish, then drop idle keep-alive connections (and, past the deadline, everything).
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
+import type { TlsFiles } from '../security/tls-files.ts';
 
 export interface HttpListener {
   readonly port: number;
@@ -12,8 +14,14 @@ export interface HttpListener {
 
 // Hono apps with any bindings/variables type are served the same way.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function listenHttp(app: Hono<any, any, any>, host: string, port: number): Promise<HttpListener> {
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+export async function listenHttp(app: Hono<any, any, any>, host: string, port: number, tls?: TlsFiles): Promise<HttpListener> {
+  const server = (
+    tls === undefined
+      ? createAdaptorServer({ fetch: app.fetch })
+      : createAdaptorServer({ fetch: app.fetch, createServer: createHttpsServer, serverOptions: { ...tls.identity } })
+  ) as Server;
+  // A renewed certificate applies to new connections from the moment it is read.
+  const unsubscribe = tls?.onChange((identity) => (server as HttpsServer).setSecureContext({ ...identity }));
   // Collectors keep connections open between exports; keep them a little longer than they do.
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -27,6 +35,7 @@ export async function listenHttp(app: Hono<any, any, any>, host: string, port: n
     port: (server.address() as AddressInfo).port,
     close: (deadlineMs) =>
       new Promise<void>((resolve) => {
+        unsubscribe?.();
         const force = setTimeout(() => server.closeAllConnections(), deadlineMs);
         force.unref();
         server.close(() => {

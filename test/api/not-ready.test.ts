@@ -21,6 +21,7 @@ describe('API before migrations', () => {
       stateChanges: new StateChanges(),
       shutdown: new AbortController().signal,
       clock: () => new Date(),
+      apiTokens: undefined,
     });
     const response = await app.request('/api/v1/environments');
     expect(response.status).toBe(503);

@@ -1,5 +1,4 @@
 // `kalypso-hub serve` as users run it: embedded PostgreSQL, signals, restarts, bad settings.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,38 +6,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateLog } from '../support/kalypso-logs.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
+import { runCli, waitReady } from '../support/hub-process.ts';
 import { freePort } from '../support/ports.ts';
 import { minute } from '../support/records.ts';
-
-const CLI = path.resolve(import.meta.dirname, '../../src/cli/main.ts');
-
-interface Hub {
-  readonly process: ChildProcess;
-  readonly output: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Hub {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { process: child, output: () => output, exited };
-}
-
-async function waitReady(port: number, hub: Hub): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt += 1) {
-    const status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
-      (response) => response.status,
-      () => 0,
-    );
-    if (status === 200) return;
-    if (hub.process.exitCode !== null) throw new Error(`hub exited: ${hub.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`hub not ready: ${hub.output()}`);
-}
 
 let dataDir: string;
 let ports: { http: number; otlpGrpc: number; otlpHttp: number; pg: number };

@@ -1,6 +1,6 @@
 // Sends log records the way real clients do: through the official OpenTelemetry JS SDK
 // exporters (OTLP/gRPC, OTLP/HTTP protobuf, OTLP/HTTP JSON).
-import { Metadata } from '@grpc/grpc-js';
+import { credentials, Metadata } from '@grpc/grpc-js';
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import { OTLPLogExporter as GrpcLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
 import { OTLPLogExporter as HttpJsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
@@ -27,23 +27,28 @@ export interface HubPorts {
 export interface ExporterOptions {
   readonly gzip?: boolean;
   readonly token?: string;
+  /** Speak TLS to the hub, trusting this CA certificate (PEM). */
+  readonly ca?: Buffer;
 }
 
 export function createExporter(kind: ExporterKind, ports: HubPorts, options: ExporterOptions = {}): LogRecordExporter {
   const compression = options.gzip === true ? CompressionAlgorithm.GZIP : CompressionAlgorithm.NONE;
   const headers = options.token === undefined ? undefined : { authorization: `Bearer ${options.token}` };
+  const scheme = options.ca === undefined ? 'http' : 'https';
+  const tls = options.ca === undefined ? {} : { httpAgentOptions: { ca: options.ca } };
   switch (kind) {
     case 'grpc': {
       return new GrpcLogExporter({
-        url: `http://127.0.0.1:${ports.otlpGrpc}`,
+        url: `${scheme}://127.0.0.1:${ports.otlpGrpc}`,
         compression,
         ...(options.token === undefined ? {} : { metadata: grpcMetadata(options.token) }),
+        ...(options.ca === undefined ? {} : { credentials: credentials.createSsl(options.ca) }),
       });
     }
     case 'http-protobuf':
-      return new HttpProtoLogExporter({ url: `http://127.0.0.1:${ports.otlpHttp}/v1/logs`, compression, headers });
+      return new HttpProtoLogExporter({ url: `${scheme}://127.0.0.1:${ports.otlpHttp}/v1/logs`, compression, headers, ...tls });
     case 'http-json':
-      return new HttpJsonLogExporter({ url: `http://127.0.0.1:${ports.otlpHttp}/v1/logs`, compression, headers });
+      return new HttpJsonLogExporter({ url: `${scheme}://127.0.0.1:${ports.otlpHttp}/v1/logs`, compression, headers, ...tls });
   }
 }
 

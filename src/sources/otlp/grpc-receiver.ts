@@ -4,6 +4,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../../log/logger.ts';
 import { bearerTokenMatches } from '../../security/bearer-token.ts';
+import type { TlsFiles } from '../../security/tls-files.ts';
 import { decodeLogsProtobuf } from './decode-protobuf.ts';
 import type { ExportOutcome, LogsExport } from './logs-export.ts';
 import { LOGS_EXPORT_PATH, otlpTypes } from './otlp-proto.ts';
@@ -12,7 +13,8 @@ export interface GrpcReceiverOptions {
   readonly host: string;
   readonly port: number;
   readonly maxMessageBytes: number;
-  readonly token: string | undefined;
+  readonly tokens: readonly string[] | undefined;
+  readonly tls: TlsFiles | undefined;
 }
 
 const passThrough = (bytes: Buffer): Buffer => bytes;
@@ -42,9 +44,9 @@ export class GrpcReceiver {
       'grpc.max_send_message_length': 4 * 1024 * 1024,
     });
     const handler: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
-      if (options.token !== undefined) {
+      if (options.tokens !== undefined) {
         const header = call.metadata.get('authorization')[0];
-        if (!bearerTokenMatches(typeof header === 'string' ? header : undefined, options.token)) {
+        if (!bearerTokenMatches(typeof header === 'string' ? header : undefined, options.tokens)) {
           callback({ code: grpc.status.UNAUTHENTICATED, details: 'missing or wrong bearer token' });
           return;
         }
@@ -68,7 +70,7 @@ export class GrpcReceiver {
     this.#port = await new Promise<number>((resolve, reject) => {
       this.#server.bindAsync(
         `${this.#options.host}:${this.#options.port}`,
-        grpc.ServerCredentials.createInsecure(),
+        this.#options.tls === undefined ? grpc.ServerCredentials.createInsecure() : reloadingCredentials(this.#options.tls),
         (error, port) => (error === null ? resolve(port) : reject(error)),
       );
     });
@@ -110,6 +112,32 @@ function answer(outcome: ExportOutcome, callback: grpc.sendUnaryData<Buffer>): v
       return;
     }
   }
+}
+
+/**
+ * Server credentials that follow the TLS files: grpc-js asks a certificate provider for the
+ * identity and applies each update to new connections.
+ */
+function reloadingCredentials(tls: TlsFiles): grpc.ServerCredentials {
+  const listeners = new Map<grpc.experimental.IdentityCertificateUpdateListener, () => void>();
+  const provider: grpc.experimental.CertificateProvider = {
+    addIdentityCertificateListener: (listener) => {
+      // Not synchronously: grpc-js registers its server's watcher only after adding this
+      // listener, and would miss an identity delivered right away (refusing every connection).
+      queueMicrotask(() => listener({ certificate: tls.identity.cert, privateKey: tls.identity.key }));
+      listeners.set(listener, tls.onChange((identity) => listener({ certificate: identity.cert, privateKey: identity.key })));
+    },
+    removeIdentityCertificateListener: (listener) => {
+      listeners.get(listener)?.();
+      listeners.delete(listener);
+    },
+    // The hub does not ask clients for certificates: there is no CA to provide.
+    addCaCertificateListener: () => undefined,
+    removeCaCertificateListener: () => undefined,
+  };
+  // grpc-js 1.14 takes the identity provider as the first argument (its declaration calls it the
+  // CA provider; the implementation passes it on as the identity) and no CA provider.
+  return grpc.experimental.createCertificateProviderServerCredentials(provider, null, false);
 }
 
 /** A google.rpc.Status carrying RetryInfo: collectors wait `seconds` before retrying. */

@@ -11,7 +11,7 @@ import { BodyEncodingError, BodyTooLargeError, readBody, SUPPORTED_ENCODINGS } f
 
 export interface HttpReceiverOptions {
   readonly maxBodyBytes: number;
-  readonly token: string | undefined;
+  readonly tokens: readonly string[] | undefined;
 }
 
 type Encoding = 'protobuf' | 'json';
@@ -39,7 +39,7 @@ export function createOtlpHttpApp(logsExport: LogsExport, options: HttpReceiverO
     const errorReply = (status: 400 | 401 | 413 | 503, code: number, message: string, headers?: Record<string, string>): Response =>
       reply(status, encodeStatus(encoding, code, message), headers);
 
-    if (options.token !== undefined && !bearerTokenMatches(c.req.header('authorization'), options.token)) {
+    if (options.tokens !== undefined && !bearerTokenMatches(c.req.header('authorization'), options.tokens)) {
       return errorReply(401, UNAUTHENTICATED, 'missing or wrong bearer token');
     }
     const contentEncoding = (c.req.header('content-encoding') ?? 'identity').trim().toLowerCase();

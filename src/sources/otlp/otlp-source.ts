@@ -2,6 +2,7 @@
 import type { Logger } from '../../log/logger.ts';
 import type { HubMetrics } from '../../metrics/hub-metrics.ts';
 import { type HttpListener, listenHttp } from '../../http/listen.ts';
+import type { TlsFiles } from '../../security/tls-files.ts';
 import type { RecordSink, Source } from '../source.ts';
 import { Admission } from './admission.ts';
 import { GrpcReceiver } from './grpc-receiver.ts';
@@ -13,7 +14,9 @@ export interface OtlpSourceOptions {
   readonly grpcPort: number;
   readonly httpPort: number;
   readonly maxRequestBytes: number;
-  readonly token: string | undefined;
+  readonly tokens: readonly string[] | undefined;
+  /** When set, both receivers speak TLS only. */
+  readonly tls: TlsFiles | undefined;
   /** Batches written at once, and batches allowed to wait for a turn before the hub says "overloaded". */
   readonly maxConcurrentWrites: number;
   readonly maxQueuedWrites: number;
@@ -48,14 +51,15 @@ export class OtlpSource implements Source {
     });
     this.#grpc = new GrpcReceiver(
       logsExport,
-      { host: options.host, port: options.grpcPort, maxMessageBytes: options.maxRequestBytes, token: options.token },
+      { host: options.host, port: options.grpcPort, maxMessageBytes: options.maxRequestBytes, tokens: options.tokens, tls: options.tls },
       this.#log,
     );
     await this.#grpc.listen();
     this.#http = await listenHttp(
-      createOtlpHttpApp(logsExport, { maxBodyBytes: options.maxRequestBytes, token: options.token }, this.#log),
+      createOtlpHttpApp(logsExport, { maxBodyBytes: options.maxRequestBytes, tokens: options.tokens }, this.#log),
       options.host,
       options.httpPort,
+      options.tls,
     );
     signal.addEventListener('abort', () => void this.stop(), { once: true });
     this.#log.info({ grpcPort: this.#grpc.port, httpPort: this.#http.port }, 'OTLP receiver listening');

@@ -1,4 +1,5 @@
 // The web UI reads the public /api/v1 only; these are the shapes it uses.
+import { askForApiToken, storedApiToken } from './sign-in.ts';
 
 export type EffectiveStatus = 'success' | 'failure' | 'in_progress' | 'stale';
 
@@ -117,7 +118,12 @@ export class ApiFailure extends Error {
 
 export async function getJson<T>(path: string, params: Record<string, string | undefined> = {}, signal?: AbortSignal): Promise<T> {
   const query = new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
-  const response = await fetch(`/api/v1${path}${query.size > 0 ? `?${query.toString()}` : ''}`, { signal: signal ?? null });
+  const token = storedApiToken();
+  const response = await fetch(`/api/v1${path}${query.size > 0 ? `?${query.toString()}` : ''}`, {
+    signal: signal ?? null,
+    headers: token === null ? {} : { authorization: `Bearer ${token}` },
+  });
+  if (response.status === 401) askForApiToken(token !== null);
   const body = (await response.json()) as T | { error?: { message?: string } };
   if (!response.ok) throw new ApiFailure(response.status, (body as { error?: { message?: string } }).error?.message ?? response.statusText);
   return body as T;

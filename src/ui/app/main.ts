@@ -65,6 +65,7 @@ document.addEventListener('click', (event) => {
 });
 
 window.addEventListener('popstate', route);
+window.addEventListener('kalypso:signed-in', route);
 window.addEventListener('kalypso:navigate', (event) => navigate((event as CustomEvent<string>).detail));
 
 setInterval(() => {
