@@ -28,6 +28,6 @@ COPY src ./src
 USER 1000:1000
 EXPOSE 8080 4317 4318
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "const tls = Boolean(process.env.KALYPSO_TLS_CERT_FILE); require(tls ? 'node:https' : 'node:http').get({ host: '127.0.0.1', port: process.env.KALYPSO_HTTP_PORT || 8080, path: '/healthz', rejectUnauthorized: false }, (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1))"]
 ENTRYPOINT ["node", "--disable-warning=ExperimentalWarning", "src/cli/main.ts"]
 CMD ["serve"]

@@ -154,8 +154,15 @@ describe('Dockerfile', () => {
       expect((await fetch(`${base}/api/docs`)).status).toBe(200);
       expect((await fetch(`${base}/api/v1/openapi.json`)).status).toBe(200);
       expect((await fetch(`${base}/api/v1/environments`)).status).toBe(200);
+      // The image's HEALTHCHECK, run as Docker runs it (in the container's environment).
+      const healthcheck = runtime.find((instruction) => instruction.keyword === 'HEALTHCHECK')!.args;
+      const probe = JSON.parse(healthcheck.slice(healthcheck.indexOf('CMD') + 3)) as string[];
+      const runProbe = () =>
+        new Promise<number | null>((resolve) => spawn(process.execPath, probe.slice(1), { env: { KALYPSO_HTTP_PORT: String(ports.http) } }).once('exit', resolve));
+      expect(await runProbe()).toBe(0);
       hub.kill('SIGTERM');
       expect(await exited, output).toBe(0);
+      expect(await runProbe()).toBe(1);
     });
   });
 });

@@ -61,7 +61,12 @@ function referencedConfig(podSpec: any): { configMaps: string[]; secrets: string
 }
 
 /** Secrets the production overlay expects the operator to create (see its kustomization.yaml). */
-const OPERATOR_SECRETS = ['kalypso-database', 'kalypso-grafana-admin', 'kalypso-grafana-database'];
+const OPERATOR_SECRETS = ['kalypso-database', 'kalypso-grafana-admin', 'kalypso-grafana-database', 'kalypso-hub-tokens'];
+
+/** The environment variable of the hub container named `name`, as rendered. */
+function hubEnv(objects: K8sObject[], name: string): any {
+  return get(objects, 'Deployment', 'kalypso-hub').spec.template.spec.containers[0].env.find((variable: { name: string }) => variable.name === name);
+}
 
 function checkWorkloads(objects: K8sObject[], operatorSecrets: readonly string[]): void {
   const workloads = objects.filter((object) => object.kind === 'Deployment' || object.kind === 'StatefulSet');
@@ -180,14 +185,27 @@ describe.skipIf(!kubectl)('kustomize overlays (kubectl kustomize)', () => {
     expect(objects.filter((object) => object.kind === 'Secret')).toEqual([]);
     expect(get(objects, 'Service', 'kalypso-hub-otlp').spec.type).toBe('LoadBalancer');
     expect(get(objects, 'HorizontalPodAutoscaler', 'kalypso-hub').spec.minReplicas).toBe(2);
+    // Reachable from outside the cluster: tokens are not optional.
+    expect(hubEnv(objects, 'KALYPSO_INGEST_TOKEN').valueFrom.secretKeyRef).toEqual({ name: 'kalypso-hub-tokens', key: 'ingest' });
+    expect(hubEnv(objects, 'KALYPSO_API_TOKEN').valueFrom.secretKeyRef).toEqual({ name: 'kalypso-hub-tokens', key: 'api' });
+    expect(hubEnv(objects, 'KALYPSO_TLS_CERT_FILE')).toBeUndefined();
     const documented = await readFile(path.join(ROOT, 'deploy/overlays/production/kustomization.yaml'), 'utf8');
     for (const secret of OPERATOR_SECRETS) expect(documented).toContain(secret);
   });
 
-  it('aks: production plus workload identity and an internal load balancer', async () => {
+  it('aks: production plus workload identity, an internal load balancer and TLS from a Secret', async () => {
     const objects = await render('aks');
     checkHub(objects);
-    checkWorkloads(objects, OPERATOR_SECRETS);
+    checkWorkloads(objects, [...OPERATOR_SECRETS, 'kalypso-hub-tls']);
+    const pod = get(objects, 'Deployment', 'kalypso-hub').spec.template.spec;
+    const container = pod.containers[0];
+    const mount = container.volumeMounts.find((candidate: { name: string }) => candidate.name === 'tls');
+    expect(pod.volumes.find((volume: { name: string }) => volume.name === 'tls').secret.secretName).toBe('kalypso-hub-tls');
+    expect(hubEnv(objects, 'KALYPSO_TLS_CERT_FILE').value).toBe(`${mount.mountPath}/tls.crt`);
+    expect(hubEnv(objects, 'KALYPSO_TLS_KEY_FILE').value).toBe(`${mount.mountPath}/tls.key`);
+    for (const probe of [container.startupProbe, container.livenessProbe, container.readinessProbe]) expect(probe.httpGet.scheme).toBe('HTTPS');
+    const guide = await readFile(path.join(ROOT, 'docs/install-aks.md'), 'utf8');
+    for (const secret of ['kalypso-hub-tokens', 'kalypso-hub-tls']) expect(guide).toContain(secret);
     expect(get(objects, 'ServiceAccount', 'kalypso-hub').metadata.annotations?.['azure.workload.identity/client-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(get(objects, 'Deployment', 'kalypso-hub').spec.template.metadata.labels['azure.workload.identity/use']).toBe('true');
     expect(get(objects, 'Service', 'kalypso-hub-otlp').metadata.annotations?.['service.beta.kubernetes.io/azure-load-balancer-internal']).toBe('true');
