@@ -189,5 +189,7 @@ describe('reporting views', () => {
     expect(await asReader('UPDATE hub_settings SET stale_after = interval \'1 second\'')).toMatch(/permission denied/);
     // kalypso_settings is an updatable view: only the missing grant stops the reader.
     expect(await asReader('DELETE FROM kalypso_settings')).toMatch(/permission denied for view kalypso_settings/);
+    expect(await asReader('SELECT kalypso_drop_history_before(now())')).toMatch(/permission denied for function kalypso_drop_history_before/);
+    expect(await asReader("SELECT kalypso_ensure_history_partitions(now(), now() + interval '1 year')")).toMatch(/permission denied for function/);
   });
 });
