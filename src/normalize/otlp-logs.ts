@@ -69,8 +69,8 @@ export function normalizeLogRecord(
     case RECORD_KINDS.descriptor: {
       const outcome = normalizeDescriptorSpec(descriptorBody(record.body), {
         prefix: 'body',
-        commitId: stringAttribute(attribute, 'vcs.ref.head.revision') ?? stringAttribute(attribute, 'kalypso.gitops.commit_id'),
-        commitField: 'vcs.ref.head.revision',
+        commitId: attribute('vcs.ref.head.revision') ?? attribute('kalypso.gitops.commit_id'),
+        commitField: attribute('vcs.ref.head.revision') === undefined && attribute('kalypso.gitops.commit_id') !== undefined ? 'kalypso.gitops.commit_id' : 'vcs.ref.head.revision',
         assignedAt: observedAt,
       });
       return outcome.ok ? outcome : { ok: false, reason: `${RECORD_KINDS.descriptor}: ${outcome.reason}` };
@@ -97,9 +97,4 @@ function descriptorBody(body: unknown): unknown {
   } catch {
     return body;
   }
-}
-
-function stringAttribute(attribute: AttributeLookup, key: string): string | undefined {
-  const value = attribute(key);
-  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
