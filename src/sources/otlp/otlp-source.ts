@@ -1,5 +1,6 @@
 // The OTLP receiver as one Source: gRPC and HTTP listeners over one shared export pipeline.
 import type { Logger } from '../../log/logger.ts';
+import type { OtlpLimits } from '../../normalize/otlp-limits.ts';
 import type { HubMetrics } from '../../metrics/hub-metrics.ts';
 import { type HttpListener, listenHttp } from '../../http/listen.ts';
 import type { RecordSink, Source } from '../source.ts';
@@ -13,6 +14,7 @@ export interface OtlpSourceOptions {
   readonly grpcPort: number;
   readonly httpPort: number;
   readonly maxRequestBytes: number;
+  readonly limits: OtlpLimits;
   readonly token: string | undefined;
   /** Batches written at once, and batches allowed to wait for a turn before the hub says "overloaded". */
   readonly maxConcurrentWrites: number;
@@ -45,6 +47,7 @@ export class OtlpSource implements Source {
       admission: new Admission(options.maxConcurrentWrites, options.maxQueuedWrites),
       metrics: this.#metrics,
       log: this.#log,
+      limits: options.limits,
     });
     this.#grpc = new GrpcReceiver(
       logsExport,
