@@ -63,7 +63,7 @@ export function normalizeLogRecord(
   if (!fluxObject && kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor) return undefined;
   // Limits hold for the records the hub reads; ordinary logs are ignored whatever they carry.
   const limitProblem = resourceProblem ?? attributeLimitProblem(record.attributes, 'record', limits);
-  if (limitProblem !== undefined) return { ok: false, reason: `${fluxObject ? 'k8sobjects record' : String(kind)}: ${limitProblem}` };
+  if (limitProblem !== undefined) return { ok: false, reason: `${fluxObject ? 'k8sobjects record' : (kind as string)}: ${limitProblem}` };
   const observedAt = recordTime(record, receivedAt);
   // The k8sobjects receiver puts the object's name in event.name: tell its records by shape.
   if (fluxObject) {
