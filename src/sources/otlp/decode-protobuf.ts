@@ -45,8 +45,16 @@ interface PbRequest {
   }[];
 }
 
-/** Reads strings with invalid UTF-8 kept visible (see utf8-text.ts), instead of as U+FFFD. */
+/**
+ * Reads strings with invalid UTF-8 kept visible (see utf8-text.ts). protobufjs would refuse the
+ * whole request (proto3 strings are verified), so one ordinary log with a broken byte would cost
+ * every Kalypso record sent with it; here only a record whose own fields are broken is rejected.
+ */
 class OtlpReader extends protobuf.BufferReader {
+  override stringVerify(): string {
+    return this.string();
+  }
+
   override string(): string {
     const length = this.uint32();
     const start = this.pos;
