@@ -71,7 +71,8 @@ export function decodeLogsProtobuf(bytes: Uint8Array): LogsRequestWire {
     const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     message = otlpTypes.ExportLogsServiceRequest.decode(new OtlpReader(buffer)) as unknown as PbRequest;
   } catch (error) {
-    throw new OtlpDecodeError(`invalid OTLP protobuf payload: ${(error as Error).message}`);
+    const reason = (error as Error).message === 'max depth exceeded' ? `nested deeper than ${protobuf.Reader.recursionLimit} message levels` : (error as Error).message;
+    throw new OtlpDecodeError(`invalid OTLP protobuf payload: ${reason}`);
   }
   return {
     resourceLogs: message.resourceLogs.map((resourceLogs) => ({
