@@ -132,6 +132,11 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
         grpcPort: config.otlpGrpcPort,
         httpPort: config.otlpHttpPort,
         maxRequestBytes: config.maxRequestSize,
+        limits: {
+          maxRecordsPerRequest: config.maxRecordsPerRequest,
+          maxAttributes: config.maxAttributes,
+          maxAttributeValueLength: config.maxAttributeValueLength,
+        },
         tokens: config.ingestToken,
         tls,
         maxConcurrentWrites: Math.max(1, config.dbPoolSize - 2),

@@ -2,6 +2,7 @@
 // text is checked. Precedence, everywhere: command-line flag > KALYPSO_* variable > generic
 // variable (DATABASE_URL) > default.
 import { LOG_LEVELS } from '../log/logger.ts';
+import { DEFAULT_OTLP_LIMITS } from '../normalize/otlp-limits.ts';
 import { formatDuration, parseDuration, parseSize } from './units.ts';
 
 export interface Setting<T> {
@@ -167,6 +168,27 @@ export const SETTINGS = {
     description: 'Largest OTLP request accepted, after decompression.',
     parse: size,
     shownDefault: '64MiB',
+  } satisfies Setting<number>,
+  maxRecordsPerRequest: {
+    flag: 'max-records-per-request',
+    env: ['KALYPSO_MAX_RECORDS_PER_REQUEST'],
+    default: DEFAULT_OTLP_LIMITS.maxRecordsPerRequest,
+    description: 'Most log records in one OTLP request; a larger request is refused whole (413 / `RESOURCE_EXHAUSTED`).',
+    parse: positiveInteger,
+  } satisfies Setting<number>,
+  maxAttributes: {
+    flag: 'max-attributes',
+    env: ['KALYPSO_MAX_ATTRIBUTES'],
+    default: DEFAULT_OTLP_LIMITS.maxAttributes,
+    description: 'Most attributes on one log record or resource; a Kalypso record over it is rejected (partial success).',
+    parse: positiveInteger,
+  } satisfies Setting<number>,
+  maxAttributeValueLength: {
+    flag: 'max-attribute-value-length',
+    env: ['KALYPSO_MAX_ATTRIBUTE_VALUE_LENGTH'],
+    default: DEFAULT_OTLP_LIMITS.maxAttributeValueLength,
+    description: 'Longest attribute key or value (characters); a Kalypso record with a longer one is rejected (partial success).',
+    parse: positiveInteger,
   } satisfies Setting<number>,
   staleAfter: {
     flag: 'stale-after',

@@ -10,8 +10,11 @@ import { accepted, type Normalized, rejected } from './normalize-result.ts';
 export interface DescriptorContext {
   /** How the spec is named in error messages: `body` for log records, `spec` for resources. */
   readonly prefix: string;
-  /** The GitOps commit from outside the spec (a record attribute, a Flux Kustomization), if any. */
-  readonly commitId: string | undefined;
+  /**
+   * The GitOps commit from outside the spec (a record attribute, a Flux Kustomization), if any:
+   * unchecked, it is validated here like every other field.
+   */
+  readonly commitId: unknown;
   /** How that commit was named in the input, for error messages. */
   readonly commitField: string;
   readonly assignedAt: Date;
@@ -57,7 +60,8 @@ export function normalizeDescriptorSpec(spec: unknown, context: DescriptorContex
   const buildCommit = read.optionalString(at('workloadVersion.commit'), version['commit'], FIELD_LIMITS.commit);
   const buildTime = read.optionalTimestamp(at('workloadVersion.buildTime'), version['buildTime']);
 
-  const commit = context.commitId ?? specCommit;
+  const outsideCommit = read.optionalString(context.commitField, context.commitId, FIELD_LIMITS.commit);
+  const commit = outsideCommit ?? specCommit;
   if (commit === undefined) read.fail(`${context.commitField} (or ${at('deploymentTarget.manifests.commit')})`, 'is missing');
 
   if (read.problem !== undefined || commit === undefined) return rejected(read.problem ?? 'commit is missing');

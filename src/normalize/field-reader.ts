@@ -34,7 +34,8 @@ export class FieldReader {
 
   /** A non-empty string of at most `maxLength` characters; '' (and a recorded problem) otherwise. */
   requiredString(field: string, value: unknown, maxLength: number = FIELD_LIMITS.name): string {
-    if (value === undefined || value === null || value === '') {
+    // Blank counts as missing: a name of spaces would be stored as ''.
+    if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
       this.fail(field, 'is missing');
       return '';
     }
@@ -50,6 +51,12 @@ export class FieldReader {
     const trimmed = value.trim();
     if (trimmed.includes('\u0000')) {
       this.fail(field, 'contains a NUL character');
+      return undefined;
+    }
+    // A lone surrogate (JSON `\ud800`, or invalid UTF-8 in protobuf, which the decoders turn into
+    // lone surrogates) would be stored as U+FFFD: not the name that was sent, so refuse it.
+    if (!trimmed.isWellFormed()) {
+      this.fail(field, 'is not valid UTF-8 (invalid bytes or a lone surrogate)');
       return undefined;
     }
     if (trimmed.length > maxLength) {
@@ -80,19 +87,25 @@ export class FieldReader {
     const text = this.optionalString(field, value, FIELD_LIMITS.token);
     if (text === undefined) return undefined;
     const key = text.toLowerCase().replaceAll('-', '_');
-    const found = allowed.find((candidate) => candidate === key) ?? aliases[key];
+    // Own keys only: `constructor` or `__proto__` must not find Object's.
+    const found = allowed.find((candidate) => candidate === key) ?? (Object.hasOwn(aliases, key) ? aliases[key] : undefined);
     if (found === undefined) {
       this.fail(field, `must be one of ${allowed.join(', ')} (got ${JSON.stringify(text)})`);
     }
     return found;
   }
 
-  /** A status message: any string, cut to the message limit. */
+  /**
+   * A status message: any string, cut to the message limit. What PostgreSQL cannot store is
+   * dropped (NUL) or replaced (lone surrogates become U+FFFD): a message is for people to read.
+   */
   message(value: unknown): string {
     if (value === undefined || value === null) return '';
-    const text = typeof value === 'string' ? value : JSON.stringify(value, jsonSafe);
+    const text = typeof value === 'string' ? value : (JSON.stringify(value, jsonSafe) ?? describeType(value));
     const clean = text.replaceAll('\u0000', '');
-    return clean.length > FIELD_LIMITS.message ? `${clean.slice(0, FIELD_LIMITS.message - 1)}…` : clean;
+    // Cutting must not split a surrogate pair: cut first, then repair.
+    const cut = clean.length > FIELD_LIMITS.message ? `${clean.slice(0, FIELD_LIMITS.message - 1)}…` : clean;
+    return cut.toWellFormed();
   }
 
   /** An RFC 3339 timestamp string. */

@@ -34,20 +34,12 @@ const COMPLIANCE: Readonly<Record<string, DeploymentStatus>> = {
 };
 const SHA1 = /sha1:([0-9a-f]{40})/i;
 
-interface StatusCondition {
-  type?: unknown;
-  status?: unknown;
-  reason?: unknown;
-  message?: unknown;
-  lastTransitionTime?: unknown;
-}
-
 interface ObjectStatus {
   name?: unknown;
   namespace?: unknown;
   kind?: unknown;
   complianceState?: unknown;
-  statusConditions?: StatusCondition[] | null;
+  statusConditions?: unknown;
 }
 
 function map(value: unknown): Record<string, unknown> {
@@ -98,7 +90,8 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date): FluxConfigur
   const branch = map(repository['repositoryRef'])['branch'];
   const kustomizations = Object.entries(map(properties['kustomizations']));
   const observedAt = time(properties['statusUpdatedAt']) ?? polledAt;
-  const statuses = (Array.isArray(properties['statuses']) ? properties['statuses'] : []) as ObjectStatus[];
+  // Entries that are not maps carry nothing: read as empty statuses.
+  const statuses = Array.from(Array.isArray(properties['statuses']) ? (properties['statuses'] as unknown[]) : [], (status) => map(status) as ObjectStatus);
   const configCommit = properties['sourceSyncedCommitId'];
   const field = (fieldName: string, value: unknown): Field => ({ name: `${where}: properties.${fieldName}`, value });
   const record = (fieldsOf: {
@@ -185,8 +178,9 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date): FluxConfigur
 }
 
 function conditionMessages(status: ObjectStatus): string {
-  return (status.statusConditions ?? [])
-    .map((condition) => text(condition.message))
+  const conditions = Array.isArray(status.statusConditions) ? (status.statusConditions as unknown[]) : [];
+  return conditions
+    .map((condition) => text(map(condition)['message']))
     .filter((message): message is string => message !== undefined)
     .join('; ')
     .slice(0, FIELD_LIMITS.message);

@@ -5,7 +5,7 @@ import { canonicalCommitId } from '../model/commit-id.ts';
 import type { DeploymentStatus, RealStateRecord } from '../model/deployment-records.ts';
 import type { FluxObjectRecord, GitRepositoryFacts, KustomizationFacts } from '../model/flux-objects.ts';
 import { composeManifestsEndpoint } from '../model/manifests-endpoint.ts';
-import { FieldReader } from './field-reader.ts';
+import { FIELD_LIMITS, FieldReader } from './field-reader.ts';
 import type { Normalized } from './normalize-result.ts';
 
 const WATCH_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED']);
@@ -51,25 +51,31 @@ export function normalizeFluxObject(attribute: (key: string) => unknown, body: u
   let facts: FluxObjectRecord['facts'];
   if (type !== 'DELETED' && objectKind === 'GitRepository') {
     const ref = map(spec['ref']);
+    const refField = (key: string) => read.optionalString(`body.object.spec.ref.${key}`, ref[key]);
     facts = {
       url: read.requiredString('body.object.spec.url', spec['url'], 2048),
       // Flux follows `master` when a GitRepository names no ref.
-      ref: text(ref['branch']) ?? text(ref['tag']) ?? text(ref['semver']) ?? text(ref['commit']) ?? text(ref['name']) ?? 'master',
+      ref: refField('branch') ?? refField('tag') ?? refField('semver') ?? refField('commit') ?? refField('name') ?? 'master',
     };
   } else if (type !== 'DELETED' && objectKind === 'Kustomization') {
     const source = map(spec['sourceRef']);
     const ready = (Array.isArray(status['conditions']) ? (status['conditions'] as unknown[]) : []).map(map).find((condition) => condition['type'] === 'Ready');
+    // Every string kept goes to the store (and a JSON column cannot hold NUL): read them all.
     facts = {
       path: read.optionalString('body.object.spec.path', spec['path'], 2048) ?? '',
       source: {
-        kind: text(source['kind']) ?? 'GitRepository',
-        namespace: text(source['namespace']) ?? namespace,
+        kind: read.optionalString('body.object.spec.sourceRef.kind', source['kind']) ?? 'GitRepository',
+        namespace: read.optionalString('body.object.spec.sourceRef.namespace', source['namespace']) ?? namespace,
         name: read.requiredString('body.object.spec.sourceRef.name', source['name']),
       },
       suspended: spec['suspend'] === true,
-      appliedRevision: text(status['lastAppliedRevision']),
-      attemptedRevision: text(status['lastAttemptedRevision']),
-      ready: { status: text(ready?.['status']), reason: text(ready?.['reason']), message: read.message(ready?.['message']) },
+      appliedRevision: read.optionalString('body.object.status.lastAppliedRevision', status['lastAppliedRevision'], FIELD_LIMITS.commit),
+      attemptedRevision: read.optionalString('body.object.status.lastAttemptedRevision', status['lastAttemptedRevision'], FIELD_LIMITS.commit),
+      ready: {
+        status: read.optionalString('body.object.status.conditions[Ready].status', ready?.['status'], FIELD_LIMITS.token),
+        reason: read.optionalString('body.object.status.conditions[Ready].reason', ready?.['reason']),
+        message: read.message(ready?.['message']),
+      },
     };
   }
   if (read.problem !== undefined) return { ok: false, reason: read.problem };

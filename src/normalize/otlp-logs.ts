@@ -6,6 +6,7 @@ import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
 import { type AttributeLookup, normalizeStateReport } from './deployment-state-report.ts';
 import { isFluxObjectRecord, normalizeFluxObject } from './k8sobjects.ts';
 import type { Normalized } from './normalize-result.ts';
+import { attributeLimitProblem, DEFAULT_OTLP_LIMITS, type OtlpLimits } from './otlp-limits.ts';
 
 export const RECORD_KINDS = {
   state: 'kalypso.deployment.state',
@@ -25,14 +26,15 @@ export interface NormalizedLogs {
   readonly ignored: number;
 }
 
-export function normalizeLogsRequest(request: LogsRequestWire, receivedAt: Date): NormalizedLogs {
+export function normalizeLogsRequest(request: LogsRequestWire, receivedAt: Date, limits: OtlpLimits = DEFAULT_OTLP_LIMITS): NormalizedLogs {
   const records: NormalizedRecord[] = [];
   const rejections: Rejection[] = [];
   let ignored = 0;
   request.resourceLogs.forEach((resourceLogs, r) => {
+    const resourceProblem = attributeLimitProblem(resourceLogs.resourceAttributes, 'resource', limits);
     resourceLogs.scopeLogs.forEach((scopeLogs, s) => {
       scopeLogs.logRecords.forEach((record, l) => {
-        const outcome = normalizeLogRecord(resourceLogs.resourceAttributes, record, receivedAt);
+        const outcome = normalizeLogRecord(resourceLogs.resourceAttributes, record, receivedAt, limits, resourceProblem);
         if (outcome === undefined) ignored += 1;
         else if (outcome.ok) records.push(outcome.record);
         else {
@@ -52,12 +54,19 @@ export function normalizeLogRecord(
   resource: KeyValues,
   record: LogRecordWire,
   receivedAt: Date,
+  limits: OtlpLimits = DEFAULT_OTLP_LIMITS,
+  resourceProblem: string | undefined = attributeLimitProblem(resource, 'resource', limits),
 ): Normalized | undefined {
   const attribute: AttributeLookup = (key) => record.attributes[key] ?? resource[key];
   const kind = record.eventName !== '' ? record.eventName : record.attributes['event.name'];
+  const fluxObject = kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor && isFluxObjectRecord(attribute, record.body);
+  if (!fluxObject && kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor) return undefined;
+  // Limits hold for the records the hub reads; ordinary logs are ignored whatever they carry.
+  const limitProblem = resourceProblem ?? attributeLimitProblem(record.attributes, 'record', limits);
+  if (limitProblem !== undefined) return { ok: false, reason: `${fluxObject ? 'k8sobjects record' : (kind as string)}: ${limitProblem}` };
   const observedAt = recordTime(record, receivedAt);
   // The k8sobjects receiver puts the object's name in event.name: tell its records by shape.
-  if (kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor && isFluxObjectRecord(attribute, record.body)) {
+  if (fluxObject) {
     const outcome = normalizeFluxObject(attribute, record.body, observedAt);
     return outcome.ok ? outcome : { ok: false, reason: `k8sobjects record: ${outcome.reason}` };
   }
@@ -69,8 +78,8 @@ export function normalizeLogRecord(
     case RECORD_KINDS.descriptor: {
       const outcome = normalizeDescriptorSpec(descriptorBody(record.body), {
         prefix: 'body',
-        commitId: stringAttribute(attribute, 'vcs.ref.head.revision') ?? stringAttribute(attribute, 'kalypso.gitops.commit_id'),
-        commitField: 'vcs.ref.head.revision',
+        commitId: attribute('vcs.ref.head.revision') ?? attribute('kalypso.gitops.commit_id'),
+        commitField: attribute('vcs.ref.head.revision') === undefined && attribute('kalypso.gitops.commit_id') !== undefined ? 'kalypso.gitops.commit_id' : 'vcs.ref.head.revision',
         assignedAt: observedAt,
       });
       return outcome.ok ? outcome : { ok: false, reason: `${RECORD_KINDS.descriptor}: ${outcome.reason}` };
@@ -97,9 +106,4 @@ function descriptorBody(body: unknown): unknown {
   } catch {
     return body;
   }
-}
-
-function stringAttribute(attribute: AttributeLookup, key: string): string | undefined {
-  const value = attribute(key);
-  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }

@@ -4,7 +4,7 @@ import { environmentExists } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import type { TargetRowKey } from '../../store/reports/target-deployments.ts';
-import { DeployedVersionSchema, DesiredVersionSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, StatusCountsSchema } from './schemas.ts';
+import { DeployedVersionSchema, DesiredVersionSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, StatusCountsSchema, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 const CellSchema = z
@@ -37,15 +37,14 @@ const compare = createRoute({
   summary: 'Environment discrepancies: desired and deployed versions side by side, for any environments',
   request: {
     query: z.object({
-      environments: z
-        .string()
+      environments: TextParam()
         .min(1)
         .max(MAX_ENVIRONMENTS * 254)
         .openapi({ description: 'Comma-separated environment names, e.g. dev,qa,prod', example: 'dev,qa,prod' }),
       workspace: NameParam('workspace', 'query', 'Only this workspace').optional(),
       application: NameParam('application', 'query', 'Only this application').optional(),
       limit: z.coerce.number().int().min(1).max(1_000).default(200).openapi({ description: 'Rows per page' }),
-      cursor: z.string().max(2_000).optional().openapi({ description: 'nextCursor of the previous page' }),
+      cursor: TextParam().max(2_000).optional().openapi({ description: 'nextCursor of the previous page' }),
     }),
   },
   responses: {

@@ -7,7 +7,7 @@ import { normalizeManifestsEndpoint } from '../../model/manifests-endpoint.ts';
 import { type RolloutState, rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { EffectiveStatusSchema, errorResponses, jsonResponse, Timestamp } from './schemas.ts';
+import { EffectiveStatusSchema, errorResponses, jsonResponse, TextParam, Timestamp } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 /** Other hub replicas write too: a waiting request also looks again on this interval. */
@@ -45,14 +45,12 @@ const deploymentState = createRoute({
   summary: 'Rollout gate: has this commit of this manifests endpoint been applied everywhere?',
   request: {
     query: z.object({
-      manifestsEndpoint: z
-        .string()
+      manifestsEndpoint: TextParam()
         .min(1)
         .max(2_048)
         .openapi({ description: 'repo/branch/path', example: 'https://github.com/contoso/gitops/dev/hello-world' }),
-      commit: z.string().min(1).max(256).openapi({ description: 'GitOps commit, in any of the accepted spellings' }),
-      wait: z
-        .string()
+      commit: TextParam().min(1).max(256).openapi({ description: 'GitOps commit, in any of the accepted spellings' }),
+      wait: TextParam()
         .max(32)
         .optional()
         .openapi({ description: 'Wait up to this long (e.g. 30s, 5m) for every subscriber to settle', example: '60s' }),

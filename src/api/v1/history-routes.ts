@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { decodeCursor, historyReport } from '../../store/reports/history-report.ts';
 import { ApiError } from '../api-error.ts';
 import type { ApiV1Deps } from './api-deps.ts';
-import { errorResponses, jsonResponse, NameParam, ReportedStatusSchema, Timestamp } from './schemas.ts';
+import { errorResponses, jsonResponse, NameParam, ReportedStatusSchema, TextParam, Timestamp } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 const HistoryItemSchema = z
@@ -44,7 +44,7 @@ const history = createRoute({
       since: time('since', 'Only transitions observed at or after this time'),
       until: time('until', 'Only transitions observed before this time'),
       limit: z.coerce.number().int().min(1).max(1_000).default(100).openapi({ description: 'Transitions per page (a transition of an endpoint shared by several targets is one item per target)' }),
-      cursor: z.string().max(200).optional().openapi({ description: 'nextCursor of the previous page' }),
+      cursor: TextParam().max(200).optional().openapi({ description: 'nextCursor of the previous page' }),
     }),
   },
   responses: {

@@ -10,6 +10,7 @@ import {
   notFoundResponse,
   ReportedStatusSchema,
   StatusCountsSchema,
+  TextParam,
   Timestamp,
 } from './schemas.ts';
 import { serialized } from './serialize.ts';
@@ -61,7 +62,7 @@ const listHosts = createRoute({
       environment: NameParam('environment', 'query', 'Only hosts with a reconciler on a target of this environment').optional(),
       status: EffectiveStatusSchema.optional().openapi({ description: 'Only hosts with at least one reconciler in this status' }),
       limit: z.coerce.number().int().min(1).max(5_000).default(200),
-      cursor: z.string().max(253).optional().openapi({ description: 'nextCursor of the previous page' }),
+      cursor: TextParam().max(253).optional().openapi({ description: 'nextCursor of the previous page' }),
     }),
   },
   responses: {

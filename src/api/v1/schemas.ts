@@ -21,9 +21,15 @@ export const ReportedStatusSchema = z.enum(['success', 'failure', 'in_progress']
 
 export const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-20T09:14:02.000Z' });
 
+/**
+ * A text parameter. PostgreSQL text cannot hold NUL, and a lone surrogate (percent-encoded
+ * invalid UTF-8) cannot match anything stored: both are a bad parameter, not a server error.
+ */
+export const TextParam = () =>
+  z.string().refine((value) => !value.includes('\u0000') && value.isWellFormed(), { message: 'must be text without NUL characters or invalid UTF-8' });
+
 export const NameParam = (name: string, where: 'path' | 'query', description: string) =>
-  z
-    .string()
+  TextParam()
     .min(1)
     .max(253)
     .openapi({ param: { name, in: where }, description });

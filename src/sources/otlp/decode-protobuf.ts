@@ -1,6 +1,7 @@
 // OTLP/protobuf bytes → wire model. Shared by the gRPC receiver (which hands over the raw
 // message) and the HTTP receiver (application/x-protobuf).
 import type Long from 'long';
+import protobuf from 'protobufjs';
 import { otlpTypes } from './otlp-proto.ts';
 import {
   type AnyValue,
@@ -10,6 +11,7 @@ import {
   emptyKeyValues,
   OtlpDecodeError,
 } from './otlp-wire.ts';
+import { decodeUtf8 } from './utf8-text.ts';
 
 /** Bodies nested deeper than this are hostile or broken; no real record needs it. */
 export const MAX_VALUE_DEPTH = 64;
@@ -43,12 +45,34 @@ interface PbRequest {
   }[];
 }
 
+/**
+ * Reads strings with invalid UTF-8 kept visible (see utf8-text.ts). protobufjs would refuse the
+ * whole request (proto3 strings are verified), so one ordinary log with a broken byte would cost
+ * every Kalypso record sent with it; here only a record whose own fields are broken is rejected.
+ */
+class OtlpReader extends protobuf.BufferReader {
+  override stringVerify(): string {
+    return this.string();
+  }
+
+  override string(): string {
+    const length = this.uint32();
+    const start = this.pos;
+    const end = start + length;
+    if (end > this.len) throw new RangeError(`index out of range: ${start} + ${length} > ${this.len}`);
+    this.pos = end;
+    return decodeUtf8(this.buf.subarray(start, end));
+  }
+}
+
 export function decodeLogsProtobuf(bytes: Uint8Array): LogsRequestWire {
   let message: PbRequest;
   try {
-    message = otlpTypes.ExportLogsServiceRequest.decode(bytes) as unknown as PbRequest;
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    message = otlpTypes.ExportLogsServiceRequest.decode(new OtlpReader(buffer)) as unknown as PbRequest;
   } catch (error) {
-    throw new OtlpDecodeError(`invalid OTLP protobuf payload: ${(error as Error).message}`);
+    const reason = (error as Error).message === 'max depth exceeded' ? `nested deeper than ${protobuf.Reader.recursionLimit} message levels` : (error as Error).message;
+    throw new OtlpDecodeError(`invalid OTLP protobuf payload: ${reason}`);
   }
   return {
     resourceLogs: message.resourceLogs.map((resourceLogs) => ({

@@ -105,6 +105,10 @@ function answer(outcome: ExportOutcome, callback: grpc.sendUnaryData<Buffer>): v
     case 'invalid':
       callback({ code: grpc.status.INVALID_ARGUMENT, details: outcome.message });
       return;
+    case 'too-large':
+      // Without RetryInfo, collectors drop it: the same request would exceed the limit again.
+      callback({ code: grpc.status.RESOURCE_EXHAUSTED, details: outcome.message });
+      return;
     case 'unavailable': {
       const metadata = new grpc.Metadata();
       metadata.set('grpc-status-details-bin', retryStatus(outcome.message, outcome.retryAfterSeconds));

@@ -8,6 +8,7 @@ import { decodeLogsProtobuf } from './decode-protobuf.ts';
 import type { ExportOutcome, LogsExport } from './logs-export.ts';
 import { otlpTypes } from './otlp-proto.ts';
 import { BodyEncodingError, BodyTooLargeError, readBody, SUPPORTED_ENCODINGS } from './read-body.ts';
+import { decodeUtf8 } from './utf8-text.ts';
 
 export interface HttpReceiverOptions {
   readonly maxBodyBytes: number;
@@ -63,7 +64,7 @@ export function createOtlpHttpApp(logsExport: LogsExport, options: HttpReceiverO
     let outcome: ExportOutcome;
     try {
       outcome = await logsExport.export('http', () =>
-        encoding === 'protobuf' ? decodeLogsProtobuf(body) : decodeLogsJson(body.toString('utf8')),
+        encoding === 'protobuf' ? decodeLogsProtobuf(body) : decodeLogsJson(decodeUtf8(body)),
       );
     } catch (error) {
       log.error({ err: error }, 'OTLP/HTTP export failed');
@@ -74,6 +75,8 @@ export function createOtlpHttpApp(logsExport: LogsExport, options: HttpReceiverO
         return reply(200, encodeResponse(encoding, outcome.rejected, outcome.errorMessage));
       case 'invalid':
         return errorReply(400, INVALID_ARGUMENT, outcome.message);
+      case 'too-large':
+        return errorReply(413, RESOURCE_EXHAUSTED, outcome.message);
       case 'unavailable':
         return errorReply(503, UNAVAILABLE, outcome.message, { 'retry-after': String(outcome.retryAfterSeconds) });
     }

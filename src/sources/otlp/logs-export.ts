@@ -2,6 +2,7 @@
 // and HTTP receivers only translate the outcome into their protocol's answer.
 import type { Logger } from '../../log/logger.ts';
 import type { HubMetrics } from '../../metrics/hub-metrics.ts';
+import { countRecords, type OtlpLimits } from '../../normalize/otlp-limits.ts';
 import { normalizeLogsRequest, type Rejection } from '../../normalize/otlp-logs.ts';
 import { StoreUnavailableError } from '../../store/store-errors.ts';
 import type { RecordSink } from '../source.ts';
@@ -16,7 +17,9 @@ export type ExportOutcome =
   /** Nothing stored; the client should send the same request again later. */
   | { readonly kind: 'unavailable'; readonly retryAfterSeconds: number; readonly message: string }
   /** The payload cannot be decoded: retrying cannot help. */
-  | { readonly kind: 'invalid'; readonly message: string };
+  | { readonly kind: 'invalid'; readonly message: string }
+  /** The request exceeds a limit as a whole (not one record of it): retrying the same cannot help. */
+  | { readonly kind: 'too-large'; readonly message: string };
 
 /** How many rejections the partial-success message spells out. */
 const MAX_LISTED_REJECTIONS = 10;
@@ -28,6 +31,7 @@ export interface LogsExportDeps {
   readonly admission: Admission;
   readonly metrics: HubMetrics;
   readonly log: Logger;
+  readonly limits: OtlpLimits;
 }
 
 export class LogsExport {
@@ -45,7 +49,7 @@ export class LogsExport {
   }
 
   async #export(transport: Transport, decode: () => LogsRequestWire): Promise<ExportOutcome> {
-    const { sink, admission, metrics, log } = this.#deps;
+    const { sink, admission, metrics, log, limits } = this.#deps;
     let request: LogsRequestWire;
     try {
       request = decode();
@@ -53,7 +57,14 @@ export class LogsExport {
       if (error instanceof OtlpDecodeError) return { kind: 'invalid', message: error.message };
       throw error;
     }
-    const normalized = normalizeLogsRequest(request, new Date());
+    const records = countRecords(request);
+    if (records > limits.maxRecordsPerRequest) {
+      return {
+        kind: 'too-large',
+        message: `request has ${records} log records; the limit is ${limits.maxRecordsPerRequest} (--max-records-per-request): send smaller batches`,
+      };
+    }
+    const normalized = normalizeLogsRequest(request, new Date(), limits);
     metrics.ingestRecords.inc({ transport, outcome: 'rejected' }, normalized.rejected.length);
     metrics.ingestRecords.inc({ transport, outcome: 'ignored' }, normalized.ignored);
     const partial = {

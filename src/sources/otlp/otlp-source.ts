@@ -1,5 +1,6 @@
 // The OTLP receiver as one Source: gRPC and HTTP listeners over one shared export pipeline.
 import type { Logger } from '../../log/logger.ts';
+import type { OtlpLimits } from '../../normalize/otlp-limits.ts';
 import type { HubMetrics } from '../../metrics/hub-metrics.ts';
 import { type HttpListener, listenHttp } from '../../http/listen.ts';
 import type { TlsFiles } from '../../security/tls-files.ts';
@@ -14,6 +15,7 @@ export interface OtlpSourceOptions {
   readonly grpcPort: number;
   readonly httpPort: number;
   readonly maxRequestBytes: number;
+  readonly limits: OtlpLimits;
   readonly tokens: readonly string[] | undefined;
   /** When set, both receivers speak TLS only. */
   readonly tls: TlsFiles | undefined;
@@ -48,6 +50,7 @@ export class OtlpSource implements Source {
       admission: new Admission(options.maxConcurrentWrites, options.maxQueuedWrites),
       metrics: this.#metrics,
       log: this.#log,
+      limits: options.limits,
     });
     this.#grpc = new GrpcReceiver(
       logsExport,

@@ -1,0 +1,62 @@
+// Limits on what one OTLP request may carry, beyond its size in bytes. Defaults are generous for
+// real collectors (a collector batch is typically 8,192 records; semantic-convention attributes
+// are short; resources carry a few dozen attributes) and still stop a request from making the hub
+// build millions of objects for one sender.
+import type { AnyValue, KeyValues } from '../sources/otlp/otlp-wire.ts';
+
+export interface OtlpLimits {
+  /** Records in one request; more refuses the whole request (413 / RESOURCE_EXHAUSTED). */
+  readonly maxRecordsPerRequest: number;
+  /** Distinct attributes on one record, and on one resource; more rejects the record. */
+  readonly maxAttributes: number;
+  /** Characters (or bytes, for bytes values) in one attribute key or value, nested values included; longer rejects the record. */
+  readonly maxAttributeValueLength: number;
+}
+
+export const DEFAULT_OTLP_LIMITS: OtlpLimits = {
+  // 12 × the collector's default batch; 100,000 minimal records are ~5 MB of protobuf.
+  maxRecordsPerRequest: 100_000,
+  // The OpenTelemetry SDKs' default attribute count limit is 128; twice that leaves room.
+  maxAttributes: 256,
+  // Kalypso's own fields are at most 2,048 characters; 64 KiB leaves room for any sane attribute.
+  maxAttributeValueLength: 65_536,
+};
+
+/**
+ * Why `attributes` exceed the limits, as a reason that names the attribute and the limit, or
+ * undefined when they do not. Only Kalypso's records are held to it: ordinary logs are ignored
+ * whatever they carry.
+ */
+export function attributeLimitProblem(attributes: KeyValues, where: 'record' | 'resource', limits: OtlpLimits): string | undefined {
+  const keys = Object.keys(attributes);
+  if (keys.length > limits.maxAttributes) {
+    return `the ${where} has ${keys.length} attributes; the limit is ${limits.maxAttributes} (--max-attributes)`;
+  }
+  const prefix = where === 'resource' ? 'resource attribute' : 'attribute';
+  for (const key of keys) {
+    if (key.length > limits.maxAttributeValueLength) {
+      return `${prefix} key ${JSON.stringify(key.slice(0, 64))}… is ${key.length} characters long; the limit is ${limits.maxAttributeValueLength} (--max-attribute-value-length)`;
+    }
+    const length = longestValue(attributes[key]);
+    if (length > limits.maxAttributeValueLength) {
+      return `${prefix} ${key} is ${length} characters long; the limit is ${limits.maxAttributeValueLength} (--max-attribute-value-length)`;
+    }
+  }
+  return undefined;
+}
+
+/** The longest string (or bytes value) in a value, arrays and maps included. */
+function longestValue(value: AnyValue): number {
+  if (typeof value === 'string' || value instanceof Uint8Array) return value.length;
+  if (Array.isArray(value)) return value.reduce<number>((longest, item: AnyValue) => Math.max(longest, longestValue(item)), 0);
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value as KeyValues).reduce((longest, [key, item]) => Math.max(longest, key.length, longestValue(item)), 0);
+  }
+  return 0;
+}
+
+export function countRecords(request: { readonly resourceLogs: readonly { readonly scopeLogs: readonly { readonly logRecords: readonly unknown[] }[] }[] }): number {
+  let count = 0;
+  for (const resourceLogs of request.resourceLogs) for (const scopeLogs of resourceLogs.scopeLogs) count += scopeLogs.logRecords.length;
+  return count;
+}
