@@ -53,6 +53,8 @@ export interface HubOverrides {
   readonly resourceGraphQuery?: (source: ResourceGraphSourceSpec) => ResourceGraphQuery;
   /** Include Node process metrics (off in tests that start several hubs). */
   readonly processMetrics?: boolean;
+  /** Memory the OTLP receivers may decode into at once (tests shrink it; default half the heap). */
+  readonly decodeMemoryBytes?: number;
   /** How often the TLS files are looked at for a renewed certificate (tests shorten it). */
   readonly tlsRefreshMs?: number;
   /** The clock reports judge staleness by (tests pin it). */
@@ -139,6 +141,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
         },
         tokens: config.ingestToken,
         tls,
+        decodeMemoryBytes: overrides.decodeMemoryBytes,
         maxConcurrentWrites: Math.max(1, config.dbPoolSize - 2),
         maxQueuedWrites: 64,
         shutdownDeadlineMs: config.shutdownTimeout,

@@ -52,7 +52,7 @@ export class GrpcReceiver {
         }
       }
       logsExport
-        .export('grpc', () => decodeLogsProtobuf(call.request))
+        .export('grpc', { bytes: call.request.length, encoding: 'protobuf' }, () => decodeLogsProtobuf(call.request))
         .then((outcome) => answer(outcome, callback))
         .catch((error: unknown) => {
           log.error({ err: error }, 'OTLP/gRPC export failed');

@@ -63,7 +63,7 @@ export function createOtlpHttpApp(logsExport: LogsExport, options: HttpReceiverO
 
     let outcome: ExportOutcome;
     try {
-      outcome = await logsExport.export('http', () =>
+      outcome = await logsExport.export('http', { bytes: body.length, encoding }, () =>
         encoding === 'protobuf' ? decodeLogsProtobuf(body) : decodeLogsJson(decodeUtf8(body)),
       );
     } catch (error) {

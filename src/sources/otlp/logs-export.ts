@@ -7,6 +7,7 @@ import { normalizeLogsRequest, type Rejection } from '../../normalize/otlp-logs.
 import { StoreUnavailableError } from '../../store/store-errors.ts';
 import type { RecordSink } from '../source.ts';
 import type { Admission } from './admission.ts';
+import { type DecodeMemory, decodedSizeEstimate, type WireEncoding } from './decode-memory.ts';
 import { type LogsRequestWire, OtlpDecodeError } from './otlp-wire.ts';
 
 export type Transport = 'grpc' | 'http';
@@ -32,7 +33,16 @@ export interface LogsExportDeps {
   readonly metrics: HubMetrics;
   readonly log: Logger;
   readonly limits: OtlpLimits;
+  readonly decodeMemory: DecodeMemory;
 }
+
+/** The request as it arrived: its size after decompression, and how it is encoded. */
+export interface WireRequest {
+  readonly bytes: number;
+  readonly encoding: WireEncoding;
+}
+
+const MiB = (bytes: number): string => `${(bytes / 1_048_576).toFixed(1)} MiB`;
 
 export class LogsExport {
   readonly #deps: LogsExportDeps;
@@ -41,11 +51,33 @@ export class LogsExport {
     this.#deps = deps;
   }
 
-  async export(transport: Transport, decode: () => LogsRequestWire): Promise<ExportOutcome> {
-    const outcome = await this.#export(transport, decode);
+  async export(transport: Transport, wire: WireRequest, decode: () => LogsRequestWire): Promise<ExportOutcome> {
+    const outcome = await this.#withinMemory(wire, () => this.#export(transport, decode));
     const label = outcome.kind === 'ok' && outcome.rejected > 0 ? 'partial' : outcome.kind;
     this.#deps.metrics.ingestRequests.inc({ transport, outcome: label });
     return outcome;
+  }
+
+  /** Runs the export with its decoded size reserved (see decode-memory.ts), or says why not. */
+  async #withinMemory(wire: WireRequest, work: () => Promise<ExportOutcome>): Promise<ExportOutcome> {
+    const { decodeMemory } = this.#deps;
+    const estimate = decodedSizeEstimate(wire.bytes, wire.encoding);
+    const reservation = decodeMemory.reserve(estimate);
+    switch (reservation.kind) {
+      case 'too-large':
+        return {
+          kind: 'too-large',
+          message: `request of ${MiB(wire.bytes)} would take about ${MiB(estimate)} of memory decoded; this hub decodes at most ${MiB(decodeMemory.capacityBytes)} at once (half its heap: raise --max-old-space-size in NODE_OPTIONS for larger requests): send smaller batches`,
+        };
+      case 'busy':
+        return { kind: 'unavailable', retryAfterSeconds: OVERLOAD_RETRY_SECONDS, message: 'hub overloaded: too much data in flight' };
+      case 'reserved':
+        try {
+          return await work();
+        } finally {
+          reservation.release();
+        }
+    }
   }
 
   async #export(transport: Transport, decode: () => LogsRequestWire): Promise<ExportOutcome> {

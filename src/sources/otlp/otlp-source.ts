@@ -6,6 +6,7 @@ import { type HttpListener, listenHttp } from '../../http/listen.ts';
 import type { TlsFiles } from '../../security/tls-files.ts';
 import type { RecordSink, Source } from '../source.ts';
 import { Admission } from './admission.ts';
+import { DecodeMemory } from './decode-memory.ts';
 import { GrpcReceiver } from './grpc-receiver.ts';
 import { createOtlpHttpApp } from './http-receiver.ts';
 import { LogsExport } from './logs-export.ts';
@@ -16,6 +17,8 @@ export interface OtlpSourceOptions {
   readonly httpPort: number;
   readonly maxRequestBytes: number;
   readonly limits: OtlpLimits;
+  /** Memory for decoding requests, shared by both transports (default: half the heap). */
+  readonly decodeMemoryBytes: number | undefined;
   readonly tokens: readonly string[] | undefined;
   /** When set, both receivers speak TLS only. */
   readonly tls: TlsFiles | undefined;
@@ -51,6 +54,7 @@ export class OtlpSource implements Source {
       metrics: this.#metrics,
       log: this.#log,
       limits: options.limits,
+      decodeMemory: options.decodeMemoryBytes === undefined ? DecodeMemory.halfOfHeap() : new DecodeMemory(options.decodeMemoryBytes),
     });
     this.#grpc = new GrpcReceiver(
       logsExport,

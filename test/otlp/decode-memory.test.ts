@@ -1,0 +1,116 @@
+// Memory for decoding is budgeted (src/sources/otlp/decode-memory.ts): a request that alone would
+// decode into more than the budget is refused as too large, one that does not fit beside the
+// requests in flight as "overloaded, retry" — and a hub with the heap caps of `npm start` survives
+// a request that, decoded, would be larger than its whole heap.
+import * as grpc from '@grpc/grpc-js';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHub } from '../../src/hub.ts';
+import { otlpTypes } from '../../src/sources/otlp/otlp-proto.ts';
+import { runCli, waitReady } from '../support/hub-process.ts';
+import { stateLog } from '../support/kalypso-logs.ts';
+import { buildLogRecords } from '../support/otlp-client.ts';
+import { freePort } from '../support/ports.ts';
+import { grpcExport, httpExport, protobufRequest } from '../support/raw-otlp.ts';
+import { minute } from '../support/records.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { startTestHub } from '../support/test-hub.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const BUDGET = 8 * 1_048_576;
+let testDb: TestDatabase;
+let hub: RunningHub;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  hub = await startTestHub(testDb.url, [], { decodeMemoryBytes: BUDGET });
+});
+
+afterAll(async () => {
+  await hub.stop();
+  await testDb.drop();
+});
+
+/** A protobuf request of state reports from hosts `<prefix>-0…`, of about `bytes` on the wire. */
+async function stateRequest(prefix: string, bytes: number): Promise<Buffer & { records: number }> {
+  const one = protobufRequest(await buildLogRecords([stateLog({ host: `${prefix}-0`, commit: 'c1', at: minute(1) })])).length;
+  const records = Math.ceil(bytes / one);
+  const body = protobufRequest(await buildLogRecords(Array.from({ length: records }, (_, i) => stateLog({ host: `${prefix}-${i}`, commit: 'c1', at: minute(1) }))));
+  return Object.assign(body, { records });
+}
+
+const hostsNamed = async (prefix: string): Promise<number> =>
+  (await testDb.query<{ n: number }>('SELECT count(*)::int AS n FROM host WHERE name LIKE $1', [`${prefix}-%`]))[0]!.n;
+
+describe('decode memory budget', () => {
+  it('refuses a request that alone would decode into more than the budget, on both transports, naming the way out', async () => {
+    // 40× on protobuf: 256 KB would take 10 MiB decoded, over the 8 MiB budget.
+    const body = await stateRequest('big', 256 * 1024);
+    const http = await httpExport(hub.ports.otlpHttp, body);
+    expect(http.status).toBe(413);
+    const status = otlpTypes.Status.decode(new Uint8Array(await http.arrayBuffer())) as unknown as { code: number; message: string };
+    expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(status.message).toMatch(/would take about 1\d\.\d MiB of memory decoded; this hub decodes at most 8\.0 MiB at once .*--max-old-space-size.*send smaller batches/);
+    const viaGrpc = await grpcExport(hub.ports.otlpGrpc, body);
+    expect(viaGrpc.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(await hostsNamed('big')).toBe(0);
+    // JSON grows less when decoded (10×): the same records as JSON fit.
+    expect((await stateRequest('small', 64 * 1024)).length).toBeLessThan(BUDGET / 40);
+    expect((await httpExport(hub.ports.otlpHttp, await stateRequest('small', 64 * 1024))).status).toBe(200);
+  });
+
+  it('answers "overloaded, retry" to a request that does not fit beside those in flight, and takes it once they are done', async () => {
+    const first = await stateRequest('held', 120 * 1024); // ~4.7 MiB reserved while its write waits
+    const second = await stateRequest('later', 100 * 1024); // ~3.9 MiB: does not fit beside it
+    const lock = new pg.Client({ connectionString: testDb.url });
+    await lock.connect();
+    await lock.query('BEGIN; LOCK TABLE deployment_state IN ACCESS EXCLUSIVE MODE');
+    let held: Promise<Response> | undefined;
+    try {
+      held = httpExport(hub.ports.otlpHttp, first);
+      // The first export has decoded and waits for the lock.
+      await waitFor(
+        async () => (await lock.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'deployment_state'::regclass")).rows[0]!.n > 0,
+        'the first export to wait for the lock',
+      );
+      const refused = await httpExport(hub.ports.otlpHttp, second);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      const viaGrpc = await grpcExport(hub.ports.otlpGrpc, second);
+      expect(viaGrpc.error?.code).toBe(grpc.status.UNAVAILABLE);
+    } finally {
+      await lock.query('COMMIT');
+      await lock.end();
+    }
+    expect((await held).status).toBe(200);
+    expect((await httpExport(hub.ports.otlpHttp, second)).status).toBe(200);
+    expect(await hostsNamed('held')).toBe(first.records);
+    expect(await hostsNamed('later')).toBe(second.records);
+  });
+});
+
+describe('a hub with the heap caps of npm start', () => {
+  it('survives a request that would decode into more than its whole heap', async () => {
+    // 2.5 M tiny attributes in 12 MB: decoded, well over 400 MB — more than the 256 MiB heap.
+    const attributes = Array.from({ length: 50 }, (_, i) => ({ key: `k${i}`, value: { stringValue: 'v' } }));
+    const records = Array.from({ length: 50_000 }, () => ({ eventName: 'kalypso.deployment.state', attributes }));
+    const body = Buffer.from(otlpTypes.ExportLogsServiceRequest.encode({ resourceLogs: [{ scopeLogs: [{ logRecords: records }] }] }).finish());
+    expect(body.length).toBeGreaterThan(10_000_000);
+    const ports = { http: await freePort(), otlpGrpc: await freePort(), otlpHttp: await freePort() };
+    const child = runCli(
+      ['serve', '--database-url', testDb.url, '--listen-host', '127.0.0.1', '--http-port', String(ports.http), '--otlp-grpc-port', String(ports.otlpGrpc), '--otlp-http-port', String(ports.otlpHttp), '--kube', 'off'],
+      { NODE_OPTIONS: '--max-semi-space-size=32 --max-old-space-size=256' },
+    );
+    try {
+      await waitReady(ports.http, child);
+      const answers = await Promise.all([httpExport(ports.otlpHttp, body), grpcExport(ports.otlpGrpc, body)]);
+      expect(answers[0].status).toBe(413);
+      expect(answers[1].error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect((await fetch(`http://127.0.0.1:${ports.http}/healthz`)).status).toBe(200);
+      expect(child.process.exitCode).toBeNull();
+    } finally {
+      child.process.kill('SIGTERM');
+      await child.exited;
+    }
+  }, 60_000);
+});
