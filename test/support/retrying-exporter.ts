@@ -19,6 +19,8 @@ export type AnswerKind =
   | 'connection-failed'
   /** The client's own deadline passed before an answer. */
   | 'client-timeout'
+  /** gRPC CANCELLED: the server cut the call off (a hub's shutdown deadline); collectors retry it. */
+  | 'cancelled'
   /** Anything else, e.g. `grpc-13`, `http-500`, `grpc-14-without-retry-info`: never acceptable. */
   | `grpc-${string}`
   | `http-${string}`;
@@ -136,6 +138,7 @@ export function grpcRetryingExporter(port: number, log: AnswerLog, options: Retr
 function grpcOutcome(error: grpc.ServiceError | null): Outcome {
   if (error === null) return { kind: 'ok', detail: '' };
   if (error.code === grpc.status.DEADLINE_EXCEEDED) return { kind: 'client-timeout', detail: error.details };
+  if (error.code === grpc.status.CANCELLED) return { kind: 'cancelled', detail: error.details };
   if (error.code === grpc.status.UNAVAILABLE) {
     const seconds = retryInfoSeconds(error);
     if (seconds !== undefined) return { kind: 'unavailable+retry-info', detail: error.details, retryAfterSeconds: seconds };
