@@ -14,7 +14,7 @@ import { waitFor } from '../support/wait-for.ts';
 
 let database: TestDatabase;
 let ports: HubPorts;
-let hubs: HubProcess[] = [];
+const hubs: HubProcess[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();

@@ -27,6 +27,7 @@ export class OtlpSource implements Source {
   readonly #log: Logger;
   #grpc: GrpcReceiver | undefined;
   #http: HttpListener | undefined;
+  #stopping: Promise<void> | undefined;
 
   constructor(options: OtlpSourceOptions, metrics: HubMetrics, log: Logger) {
     this.#options = options;
@@ -61,7 +62,17 @@ export class OtlpSource implements Source {
     this.#log.info({ grpcPort: this.#grpc.port, httpPort: this.#http.port }, 'OTLP receiver listening');
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops listening and waits for in-flight exports. Called twice on shutdown (the abort signal,
+   * then the hub's cleanup): every call must wait for the same drain, or the hub would go on to
+   * close the database and exit while gRPC answers are still being sent.
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#drain();
+    return this.#stopping;
+  }
+
+  async #drain(): Promise<void> {
     const grpc = this.#grpc;
     const http = this.#http;
     this.#grpc = undefined;
