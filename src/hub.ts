@@ -64,7 +64,10 @@ export interface HubOverrides {
 export async function startHub(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {
   const cleanup: (() => Promise<void>)[] = [];
   const abort = new AbortController();
+  // Every step of a shutdown shares one deadline (--shutdown-timeout), however many steps wait.
+  let shutdownDeadline = Infinity;
   const stopAll = async (): Promise<void> => {
+    shutdownDeadline = Date.now() + config.shutdownTimeout;
     abort.abort();
     for (const step of cleanup.reverse().splice(0)) {
       await step().catch((error: unknown) => log.error({ err: error }, 'error during shutdown'));
@@ -91,7 +94,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       { url: databaseUrl, poolSize: config.dbPoolSize, connectTimeoutMs: 5_000, applicationName: 'kalypso-hub' },
       log,
     );
-    cleanup.push(() => database.close());
+    cleanup.push(() => closeDatabaseBy(database, shutdownDeadline, log));
     const metrics = createHubMetrics({ processMetrics: overrides.processMetrics ?? true });
     registerPoolMetrics(metrics, database.pool);
 
@@ -223,6 +226,27 @@ function shownEmbeddedUrl(url: string, password: string): string {
   const shown = new URL(url);
   shown.password = '****';
   return shown.toString();
+}
+
+/**
+ * Closing the pool waits for every checked-out connection; a write stuck behind a lock would hold
+ * the shutdown past its deadline (and Kubernetes would SIGKILL the hub anyway). Past the deadline
+ * the write is abandoned: its connection closes when the process exits, so its transaction rolls
+ * back, and its client, whose connection was cut, sends it again.
+ */
+async function closeDatabaseBy(database: Database, deadline: number, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), Math.max(0, deadline - Date.now()));
+  });
+  const closed = database.close().then(() => 'closed' as const);
+  try {
+    if ((await Promise.race([closed, expired])) === 'expired') {
+      log.warn({ inUse: database.pool.totalCount - database.pool.idleCount }, 'shutdown deadline passed: abandoning unfinished database work');
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Migrations wait for an unreachable database (it may still be starting) instead of failing. */

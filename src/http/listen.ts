@@ -38,8 +38,14 @@ export async function listenHttp(app: Hono<any, any, any>, host: string, port: n
         unsubscribe?.();
         const force = setTimeout(() => server.closeAllConnections(), deadlineMs);
         force.unref();
+        // A keep-alive connection whose request finishes during the drain turns idle afterwards;
+        // closing idle connections only once would leave it open (the client keeps it) and hold
+        // the shutdown until the deadline.
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        sweep.unref();
         server.close(() => {
           clearTimeout(force);
+          clearInterval(sweep);
           resolve();
         });
         server.closeIdleConnections();

@@ -55,19 +55,28 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
   };
 }
 
+/** A gauge read at scrape time. */
+function scrapedGauge(metrics: HubMetrics, name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers: [metrics.registry],
+    collect() {
+      this.set(read());
+    },
+  });
+}
+
 /** Pool gauges read at scrape time. */
 export function registerPoolMetrics(metrics: HubMetrics, pool: pg.Pool): void {
-  const gauge = (name: string, help: string, read: () => number): void => {
-    new Gauge({
-      name,
-      help,
-      registers: [metrics.registry],
-      collect() {
-        this.set(read());
-      },
-    });
-  };
+  const gauge = (name: string, help: string, read: () => number): void => scrapedGauge(metrics, name, help, read);
   gauge('kalypso_db_pool_connections', 'Open database connections.', () => pool.totalCount);
   gauge('kalypso_db_pool_idle_connections', 'Idle database connections.', () => pool.idleCount);
   gauge('kalypso_db_pool_waiting_requests', 'Queries waiting for a database connection.', () => pool.waitingCount);
+}
+
+/** The OTLP receivers' decode memory: its budget and what requests in flight hold of it. */
+export function registerDecodeMemoryMetrics(metrics: HubMetrics, memory: { readonly capacityBytes: number; readonly reservedBytes: number }): void {
+  scrapedGauge(metrics, 'kalypso_ingest_decode_memory_budget_bytes', 'Memory OTLP requests may decode into at once (half the heap).', () => memory.capacityBytes);
+  scrapedGauge(metrics, 'kalypso_ingest_decode_memory_reserved_bytes', 'Decode memory held by OTLP requests in flight.', () => memory.reservedBytes);
 }

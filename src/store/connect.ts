@@ -38,6 +38,15 @@ export function connectDatabase(options: DatabaseOptions, log: Logger): Database
   // An idle client whose server went away emits 'error' on the pool; unhandled, it would crash
   // the process. The next query gets a fresh connection (or a clear "unavailable").
   pool.on('error', (error: Error & { code?: string }) => log.warn({ err: error.message, code: error.code }, 'database connection lost'));
+  // A client checked out of the pool (a transaction, a migration) has no pool listener: when its
+  // server dies, pg emits 'error' on the client itself, which would crash the process. Its query
+  // fails anyway (so the caller answers "retry later") and the pool discards the client on
+  // release, so the event only needs to be heard.
+  pool.on('connect', (client) => {
+    client.on('error', (error: Error & { code?: string }) => {
+      log.debug({ err: error.message, code: error.code }, 'database connection lost while in use');
+    });
+  });
   const db = new Kysely<HubDatabase>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,

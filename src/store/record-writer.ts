@@ -10,7 +10,7 @@ import type { RecordSink, WriteSummary } from '../sources/source.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { DimensionIds, type DimensionRow } from './dimension-ids.ts';
 import type { StateChanges } from './state-changes.ts';
-import { isDatabaseUnavailable, isTransientConflict, StoreUnavailableError } from './store-errors.ts';
+import { isDatabaseUnavailable, isMissingReference, isTransientConflict, StoreUnavailableError } from './store-errors.ts';
 import { type ResolvedDescriptor, writeDesiredState } from './write-desired-state.ts';
 import { type ResolvedStateReport, writeRealState } from './write-real-state.ts';
 import { writeFluxObjects } from './write-flux-objects.ts';
@@ -51,31 +51,15 @@ export class RecordWriter implements RecordSink {
       const derived = await writeFluxObjects(this.#db, fluxObjects);
       realStates.push(...derived.realStates);
       removals.push(...derived.removals);
-      const descriptors = await this.#resolveDescriptors(desiredStates);
-      const reports = await this.#resolveReports(realStates, receivedAt);
-      for (let attempt = 1; ; attempt += 1) {
+      for (let idsRefreshed = false; ; idsRefreshed = true) {
         try {
-          const summary = await this.#db.transaction().execute(async (trx) => {
-            const desired = await writeDesiredState(trx, descriptors);
-            const real = await writeRealState(trx, reports, receivedAt);
-            const removed = await writeRemovals(trx, removals);
-            return {
-              realStates: realStates.length,
-              desiredStates: desiredStates.length,
-              transitions: real.transitions,
-              assignments: desired.assignments,
-              removed,
-            };
-          });
-          this.#options.stateChanges?.notify([
-            ...realStates.map((record) => record.manifests.endpoint),
-            ...desiredStates.map((record) => record.deploymentTarget.manifests.endpoint),
-          ]);
-          return summary;
+          return await this.#writeResolved(realStates, desiredStates, removals, receivedAt);
         } catch (error) {
-          if (!isTransientConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
-          this.#log.debug({ attempt, err: error }, 'write conflicted with a concurrent writer; retrying');
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+          // Without this, every later batch naming those rows would fail the same way until the
+          // hub restarted: collectors would retry in vain.
+          if (idsRefreshed || !isMissingReference(error)) throw error;
+          this.#log.warn({ err: (error as Error).message }, 'a cached row id no longer exists in the database; looking ids up again');
+          this.#ids.clear();
         }
       }
     } catch (error) {
@@ -90,6 +74,41 @@ export class RecordWriter implements RecordSink {
       throw new StoreUnavailableError(`storing records failed: ${(error as Error).message}`, this.#options.retryAfterSeconds * 4, {
         cause: error,
       });
+    }
+  }
+
+  async #writeResolved(
+    realStates: readonly RealStateRecord[],
+    desiredStates: readonly DesiredStateRecord[],
+    removals: readonly ReconcilerRemovedRecord[],
+    receivedAt: Date,
+  ): Promise<WriteSummary> {
+    const descriptors = await this.#resolveDescriptors(desiredStates);
+    const reports = await this.#resolveReports(realStates, receivedAt);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const summary = await this.#db.transaction().execute(async (trx) => {
+          const desired = await writeDesiredState(trx, descriptors);
+          const real = await writeRealState(trx, reports, receivedAt);
+          const removed = await writeRemovals(trx, removals);
+          return {
+            realStates: realStates.length,
+            desiredStates: desiredStates.length,
+            transitions: real.transitions,
+            assignments: desired.assignments,
+            removed,
+          };
+        });
+        this.#options.stateChanges?.notify([
+          ...realStates.map((record) => record.manifests.endpoint),
+          ...desiredStates.map((record) => record.deploymentTarget.manifests.endpoint),
+        ]);
+        return summary;
+      } catch (error) {
+        if (!isTransientConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
+        this.#log.debug({ attempt, err: error }, 'write conflicted with a concurrent writer; retrying');
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+      }
     }
   }
 

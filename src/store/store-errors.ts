@@ -19,6 +19,15 @@ export function isTransientConflict(error: unknown): boolean {
 }
 
 /**
+ * A foreign key pointing at a row that is not there: for the hub's writes, a cached dimension id
+ * whose row vanished (the database was restored from a backup, or failed over to a replica that
+ * had not received the row's commit). Looking the ids up again repairs it.
+ */
+export function isMissingReference(error: unknown): boolean {
+  return sqlState(error) === '23503';
+}
+
+/**
  * Whether an error means the database is unreachable or refusing work (as opposed to a bug in
  * the hub): connection errors, server shutdown, too many connections, out of disk, timeouts.
  */

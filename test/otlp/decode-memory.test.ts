@@ -7,10 +7,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { otlpTypes } from '../../src/sources/otlp/otlp-proto.ts';
-import { runCli, waitReady } from '../support/hub-process.ts';
+import { freeHubPorts, spawnHub, waitHubReady } from '../support/hub-process.ts';
 import { stateLog } from '../support/kalypso-logs.ts';
 import { buildLogRecords } from '../support/otlp-client.ts';
-import { freePort } from '../support/ports.ts';
 import { grpcExport, httpExport, protobufRequest } from '../support/raw-otlp.ts';
 import { minute } from '../support/records.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -96,13 +95,10 @@ describe('a hub with the heap caps of npm start', () => {
     const records = Array.from({ length: 50_000 }, () => ({ eventName: 'kalypso.deployment.state', attributes }));
     const body = Buffer.from(otlpTypes.ExportLogsServiceRequest.encode({ resourceLogs: [{ scopeLogs: [{ logRecords: records }] }] }).finish());
     expect(body.length).toBeGreaterThan(10_000_000);
-    const ports = { http: await freePort(), otlpGrpc: await freePort(), otlpHttp: await freePort() };
-    const child = runCli(
-      ['serve', '--database-url', testDb.url, '--listen-host', '127.0.0.1', '--http-port', String(ports.http), '--otlp-grpc-port', String(ports.otlpGrpc), '--otlp-http-port', String(ports.otlpHttp), '--kube', 'off'],
-      { NODE_OPTIONS: '--max-semi-space-size=32 --max-old-space-size=256' },
-    );
+    const ports = await freeHubPorts();
+    const child = spawnHub(testDb.url, ports, [], ['--max-semi-space-size=32', '--max-old-space-size=256']);
     try {
-      await waitReady(ports.http, child);
+      await waitHubReady(child);
       const answers = await Promise.all([httpExport(ports.otlpHttp, body), grpcExport(ports.otlpGrpc, body)]);
       expect(answers[0].status).toBe(413);
       expect(answers[1].error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);

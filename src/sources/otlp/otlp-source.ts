@@ -1,7 +1,7 @@
 // The OTLP receiver as one Source: gRPC and HTTP listeners over one shared export pipeline.
 import type { Logger } from '../../log/logger.ts';
 import type { OtlpLimits } from '../../normalize/otlp-limits.ts';
-import type { HubMetrics } from '../../metrics/hub-metrics.ts';
+import { type HubMetrics, registerDecodeMemoryMetrics } from '../../metrics/hub-metrics.ts';
 import { type HttpListener, listenHttp } from '../../http/listen.ts';
 import type { TlsFiles } from '../../security/tls-files.ts';
 import type { RecordSink, Source } from '../source.ts';
@@ -35,6 +35,7 @@ export class OtlpSource implements Source {
   readonly #log: Logger;
   #grpc: GrpcReceiver | undefined;
   #http: HttpListener | undefined;
+  #stopping: Promise<void> | undefined;
 
   constructor(options: OtlpSourceOptions, metrics: HubMetrics, log: Logger) {
     this.#options = options;
@@ -48,13 +49,15 @@ export class OtlpSource implements Source {
 
   async start(sink: RecordSink, signal: AbortSignal): Promise<void> {
     const options = this.#options;
+    const decodeMemory = options.decodeMemoryBytes === undefined ? DecodeMemory.halfOfHeap() : new DecodeMemory(options.decodeMemoryBytes);
+    registerDecodeMemoryMetrics(this.#metrics, decodeMemory);
     const logsExport = new LogsExport({
       sink,
       admission: new Admission(options.maxConcurrentWrites, options.maxQueuedWrites),
       metrics: this.#metrics,
       log: this.#log,
       limits: options.limits,
-      decodeMemory: options.decodeMemoryBytes === undefined ? DecodeMemory.halfOfHeap() : new DecodeMemory(options.decodeMemoryBytes),
+      decodeMemory,
     });
     this.#grpc = new GrpcReceiver(
       logsExport,
@@ -72,7 +75,17 @@ export class OtlpSource implements Source {
     this.#log.info({ grpcPort: this.#grpc.port, httpPort: this.#http.port }, 'OTLP receiver listening');
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops listening and waits for in-flight exports. Called twice on shutdown (the abort signal,
+   * then the hub's cleanup): every call must wait for the same drain, or the hub would go on to
+   * close the database and exit while gRPC answers are still being sent.
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#drain();
+    return this.#stopping;
+  }
+
+  async #drain(): Promise<void> {
     const grpc = this.#grpc;
     const http = this.#http;
     this.#grpc = undefined;

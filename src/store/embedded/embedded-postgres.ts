@@ -189,6 +189,9 @@ export class EmbeddedPostgres {
 
   async #ensureDatabase(): Promise<void> {
     const client = new pg.Client({ connectionString: this.#adminUrl() });
+    // The server dying now fails the query below; the client's own 'error' event must not also
+    // crash the process.
+    client.on('error', () => undefined);
     await client.connect();
     try {
       const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [this.#options.database]);

@@ -1,0 +1,39 @@
+// The database loses rows the hub has already seen — restored from a backup, or failed over to a
+// replica that had not received the last commits. The hub caches dimension ids (hosts,
+// reconcilers, endpoints); it must notice that they are gone and carry on without a restart,
+// not refuse every later report about those hosts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHub } from '../../src/hub.ts';
+import { httpExport } from '../support/raw-otlp.ts';
+import { expectedCurrent, expectedHistory, protobufBatch, reportSet } from '../support/report-stream.ts';
+import { asReports, queryAt, storedCurrent, storedHistory } from '../support/stored-reports.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { startTestHub } from '../support/test-hub.ts';
+
+let database: TestDatabase;
+let hub: RunningHub;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  hub = await startTestHub(database.url);
+});
+
+afterAll(async () => {
+  await hub?.stop();
+  await database?.drop();
+});
+
+describe('database restored to an earlier point', () => {
+  it('stores reports about hosts whose rows vanished after the hub cached their ids', async () => {
+    const after = reportSet('restored', 3, 2);
+    const before = after.slice(0, 3);
+    expect((await httpExport(hub.ports.otlpHttp, await protobufBatch(before))).status).toBe(200);
+    // As if restored from a backup taken before the hub first saw these hosts.
+    await database.query('TRUNCATE deployment_state_history, deployment_state, reconciler, host, manifests_endpoint CASCADE');
+
+    const answer = await httpExport(hub.ports.otlpHttp, await protobufBatch(after));
+    expect(answer.status, Buffer.from(await answer.arrayBuffer()).toString()).toBe(200);
+    expect(await storedHistory(queryAt(database.url), 'restored')).toEqual(expectedHistory(after));
+    expect(asReports(await storedCurrent(queryAt(database.url), 'restored'))).toEqual(expectedCurrent(after));
+  });
+});
