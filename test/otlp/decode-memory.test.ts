@@ -2,6 +2,7 @@
 // decode into more than the budget is refused as too large, one that does not fit beside the
 // requests in flight as "overloaded, retry" — and a hub with the heap caps of `npm start` survives
 // a request that, decoded, would be larger than its whole heap.
+import { request } from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,6 +37,22 @@ async function stateRequest(prefix: string, bytes: number): Promise<Buffer & { r
   const records = Math.ceil(bytes / one);
   const body = protobufRequest(await buildLogRecords(Array.from({ length: records }, (_, i) => stateLog({ host: `${prefix}-${i}`, commit: 'c1', at: minute(1) }))));
   return Object.assign(body, { records });
+}
+
+/** Sends the headers and the first kilobyte of `body`, and waits for the answer without sending the rest. */
+function answerToHeadersOnly(port: number, body: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/v1/logs', headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } },
+      (response) => {
+        response.resume();
+        req.destroy();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
+    req.write(body.subarray(0, 1024));
+  });
 }
 
 const hostsNamed = async (prefix: string): Promise<number> =>
@@ -77,6 +94,9 @@ describe('decode memory budget', () => {
       expect(refused.headers.get('retry-after')).toBe('1');
       const viaGrpc = await grpcExport(hub.ports.otlpGrpc, second);
       expect(viaGrpc.error?.code).toBe(grpc.status.UNAVAILABLE);
+      // Over HTTP the refusal comes before the body is read: a sender that has sent only the
+      // headers and a first kilobyte already has its answer.
+      expect(await answerToHeadersOnly(hub.ports.otlpHttp, second)).toBe(503);
     } finally {
       await lock.query('COMMIT');
       await lock.end();

@@ -35,9 +35,15 @@ export class DecodeMemory {
     return this.#reserved;
   }
 
+  /** Whether `bytes` could be reserved now, without reserving them. */
+  check(bytes: number): 'fits' | 'busy' | 'too-large' {
+    if (bytes > this.capacityBytes) return 'too-large';
+    return this.#reserved + bytes > this.capacityBytes ? 'busy' : 'fits';
+  }
+
   reserve(bytes: number): Reservation {
-    if (bytes > this.capacityBytes) return { kind: 'too-large' };
-    if (this.#reserved + bytes > this.capacityBytes) return { kind: 'busy' };
+    const fits = this.check(bytes);
+    if (fits !== 'fits') return { kind: fits };
     this.#reserved += bytes;
     let released = false;
     return {

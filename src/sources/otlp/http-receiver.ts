@@ -5,7 +5,7 @@ import type { Logger } from '../../log/logger.ts';
 import { bearerTokenMatches } from '../../security/bearer-token.ts';
 import { decodeLogsJson } from './decode-json.ts';
 import { decodeLogsProtobuf } from './decode-protobuf.ts';
-import type { ExportOutcome, LogsExport } from './logs-export.ts';
+import type { LogsExport } from './logs-export.ts';
 import { otlpTypes } from './otlp-proto.ts';
 import { BodyEncodingError, BodyTooLargeError, readBody, SUPPORTED_ENCODINGS } from './read-body.ts';
 import { decodeUtf8 } from './utf8-text.ts';
@@ -52,23 +52,26 @@ export function createOtlpHttpApp(logsExport: LogsExport, options: HttpReceiverO
       return errorReply(413, RESOURCE_EXHAUSTED, `request body exceeds ${options.maxBodyBytes} bytes`);
     }
 
-    let body: Buffer;
-    try {
-      body = await readBody(c.req.raw.body, contentEncoding, options.maxBodyBytes);
-    } catch (error) {
-      if (error instanceof BodyTooLargeError) return errorReply(413, RESOURCE_EXHAUSTED, error.message);
-      if (error instanceof BodyEncodingError) return errorReply(400, INVALID_ARGUMENT, error.message);
-      throw error;
-    }
-
-    let outcome: ExportOutcome;
-    try {
-      outcome = await logsExport.export('http', { bytes: body.length, encoding }, () =>
-        encoding === 'protobuf' ? decodeLogsProtobuf(body) : decodeLogsJson(decodeUtf8(body)),
-      );
-    } catch (error) {
-      log.error({ err: error }, 'OTLP/HTTP export failed');
-      outcome = { kind: 'unavailable', retryAfterSeconds: 5, message: 'internal error; retry later' };
+    // Its size known and nothing to inflate, a request the hub cannot take now is answered
+    // before its body is read: under a flood, refusals stay quick and cost no memory.
+    let outcome = contentEncoding === 'identity' && declaredLength > 0 ? logsExport.refusalFor('http', { bytes: declaredLength, encoding }) : undefined;
+    if (outcome === undefined) {
+      let body: Buffer;
+      try {
+        body = await readBody(c.req.raw.body, contentEncoding, options.maxBodyBytes);
+      } catch (error) {
+        if (error instanceof BodyTooLargeError) return errorReply(413, RESOURCE_EXHAUSTED, error.message);
+        if (error instanceof BodyEncodingError) return errorReply(400, INVALID_ARGUMENT, error.message);
+        throw error;
+      }
+      try {
+        outcome = await logsExport.export('http', { bytes: body.length, encoding }, () =>
+          encoding === 'protobuf' ? decodeLogsProtobuf(body) : decodeLogsJson(decodeUtf8(body)),
+        );
+      } catch (error) {
+        log.error({ err: error }, 'OTLP/HTTP export failed');
+        outcome = { kind: 'unavailable', retryAfterSeconds: 5, message: 'internal error; retry later' };
+      }
     }
     switch (outcome.kind) {
       case 'ok':

@@ -53,6 +53,20 @@ export class LogsExport {
 
   async export(transport: Transport, wire: WireRequest, decode: () => LogsRequestWire): Promise<ExportOutcome> {
     const outcome = await this.#withinMemory(wire, () => this.#export(transport, decode));
+    return this.#counted(transport, outcome);
+  }
+
+  /**
+   * For a request whose size is known before its body is read: the answer if it cannot be taken
+   * now (counted like an export), so the receiver need not read what it would refuse anyway.
+   */
+  refusalFor(transport: Transport, wire: WireRequest): ExportOutcome | undefined {
+    const estimate = decodedSizeEstimate(wire.bytes, wire.encoding);
+    const fits = this.#deps.decodeMemory.check(estimate);
+    return fits === 'fits' ? undefined : this.#counted(transport, this.#memoryRefusal(fits, wire, estimate));
+  }
+
+  #counted(transport: Transport, outcome: ExportOutcome): ExportOutcome {
     const label = outcome.kind === 'ok' && outcome.rejected > 0 ? 'partial' : outcome.kind;
     this.#deps.metrics.ingestRequests.inc({ transport, outcome: label });
     return outcome;
@@ -60,24 +74,22 @@ export class LogsExport {
 
   /** Runs the export with its decoded size reserved (see decode-memory.ts), or says why not. */
   async #withinMemory(wire: WireRequest, work: () => Promise<ExportOutcome>): Promise<ExportOutcome> {
-    const { decodeMemory } = this.#deps;
     const estimate = decodedSizeEstimate(wire.bytes, wire.encoding);
-    const reservation = decodeMemory.reserve(estimate);
-    switch (reservation.kind) {
-      case 'too-large':
-        return {
-          kind: 'too-large',
-          message: `request of ${MiB(wire.bytes)} would take about ${MiB(estimate)} of memory decoded; this hub decodes at most ${MiB(decodeMemory.capacityBytes)} at once (half its heap: raise --max-old-space-size in NODE_OPTIONS for larger requests): send smaller batches`,
-        };
-      case 'busy':
-        return { kind: 'unavailable', retryAfterSeconds: OVERLOAD_RETRY_SECONDS, message: 'hub overloaded: too much data in flight' };
-      case 'reserved':
-        try {
-          return await work();
-        } finally {
-          reservation.release();
-        }
+    const reservation = this.#deps.decodeMemory.reserve(estimate);
+    if (reservation.kind !== 'reserved') return this.#memoryRefusal(reservation.kind, wire, estimate);
+    try {
+      return await work();
+    } finally {
+      reservation.release();
     }
+  }
+
+  #memoryRefusal(reason: 'busy' | 'too-large', wire: WireRequest, estimate: number): ExportOutcome {
+    if (reason === 'busy') return { kind: 'unavailable', retryAfterSeconds: OVERLOAD_RETRY_SECONDS, message: 'hub overloaded: too much data in flight' };
+    return {
+      kind: 'too-large',
+      message: `request of ${MiB(wire.bytes)} would take about ${MiB(estimate)} of memory decoded; this hub decodes at most ${MiB(this.#deps.decodeMemory.capacityBytes)} at once (half its heap: raise --max-old-space-size in NODE_OPTIONS for larger requests): send smaller batches`,
+    };
   }
 
   async #export(transport: Transport, decode: () => LogsRequestWire): Promise<ExportOutcome> {
