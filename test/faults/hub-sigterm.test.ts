@@ -52,18 +52,24 @@ const hubBackendsWaitingOnLocks = async (): Promise<number> =>
     )
   )[0]!.n;
 
+/** A gRPC and an HTTP export of two reports each, both writing and held there by a lock. */
+async function exportsWaitingOnALock(prefix: string) {
+  const reports = reportSet(prefix, 2, 2);
+  const [grpcBatch, httpBatch] = await Promise.all(chunks(reports, 2).map((batch) => protobufBatch(batch)));
+  const answers = new AnswerLog();
+  const grpcExporter = grpcRetryingExporter(ports.otlpGrpc, answers);
+  const httpExporter = httpRetryingExporter(ports.otlpHttp, answers);
+  const locker = await holdWrites();
+  const sent = Promise.all([grpcExporter.send(grpcBatch!), httpExporter.send(httpBatch!)]);
+  await waitFor(async () => (await hubBackendsWaitingOnLocks()) >= 2, 'both exports writing');
+  return { reports, answers, grpcExporter, locker, sent };
+}
+
 describe('hub stopped with SIGTERM', () => {
   it('finishes and acknowledges in-flight exports on both transports, turns new ones away, and exits 0 in time', async () => {
     const hub = await startHub('10s');
-    const reports = reportSet('sigterm', 2, 2);
-    const [grpcBatch, httpBatch] = await Promise.all(chunks(reports, 2).map((batch) => protobufBatch(batch)));
+    const { reports, answers, grpcExporter, locker, sent } = await exportsWaitingOnALock('sigterm');
     const late = await protobufBatch(reportSet('sigterm-late', 1, 1));
-    const answers = new AnswerLog();
-    const grpcExporter = grpcRetryingExporter(ports.otlpGrpc, answers);
-    const httpExporter = httpRetryingExporter(ports.otlpHttp, answers);
-    const locker = await holdWrites();
-    const sent = Promise.all([grpcExporter.send(grpcBatch!), httpExporter.send(httpBatch!)]);
-    await waitFor(async () => (await hubBackendsWaitingOnLocks()) >= 2, 'both exports writing');
 
     const signalled = Date.now();
     hub.process.kill('SIGTERM');
@@ -89,14 +95,7 @@ describe('hub stopped with SIGTERM', () => {
 
   it('exits by the shutdown deadline even when a write cannot finish, and the cut-off export is stored once on retry', async () => {
     const hub = await startHub('2s');
-    const reports = reportSet('deadline', 2, 2);
-    const [grpcBatch, httpBatch] = await Promise.all(chunks(reports, 2).map((batch) => protobufBatch(batch)));
-    const answers = new AnswerLog();
-    const grpcExporter = grpcRetryingExporter(ports.otlpGrpc, answers);
-    const httpExporter = httpRetryingExporter(ports.otlpHttp, answers);
-    const locker = await holdWrites();
-    const sent = Promise.all([grpcExporter.send(grpcBatch!), httpExporter.send(httpBatch!)]);
-    await waitFor(async () => (await hubBackendsWaitingOnLocks()) >= 2, 'both exports writing');
+    const { reports, answers, grpcExporter, locker, sent } = await exportsWaitingOnALock('deadline');
 
     const signalled = Date.now();
     hub.process.kill('SIGTERM');
