@@ -21,11 +21,15 @@ import type { Source } from './sources/source.ts';
 import { connectDatabase, type Database } from './store/connect.ts';
 import { type EmbeddedPostgres, embeddedPostgresFor } from './store/embedded/embedded-postgres.ts';
 import { scheduleHistoryMaintenance } from './store/history-partitions.ts';
+import { scheduleRolloutRefresh } from './store/rollout-refresh.ts';
 import { publishHubSettings } from './store/hub-settings.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
 import { StateChanges } from './store/state-changes.ts';
 import { isDatabaseUnavailable } from './store/store-errors.ts';
+
+/** How often the rollout table behind the delivery metrics catches up with the writes. */
+const ROLLOUT_REFRESH_MS = 2_000;
 
 export interface RunningHub {
   readonly ports: { readonly http: number; readonly otlpGrpc: number; readonly otlpHttp: number };
@@ -129,6 +133,8 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       log,
     );
     cleanup.push(() => historyMaintenance.stop());
+    const rolloutRefresh = scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, log);
+    cleanup.push(() => rolloutRefresh.stop());
 
     const writer = new RecordWriter(database.db, log, { retryAfterSeconds: 5, stateChanges });
     const otlp = new OtlpSource(

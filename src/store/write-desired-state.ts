@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DesiredStateRecord } from '../model/deployment-records.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { queueRolloutRefresh } from './rollout-refresh.ts';
 
 export interface ResolvedDescriptor {
   readonly record: DesiredStateRecord;
@@ -53,7 +54,13 @@ export async function writeDesiredState(
       VALUES (${targetId}, ${versionId}, ${record.commitId}, ${record.assignedAt})
       ON CONFLICT (deployment_target_id, gitops_commit_id) DO NOTHING
       RETURNING id`.execute(trx);
-    if (inserted.rows.length > 0) assignments += 1;
+    if (inserted.rows.length > 0) {
+      assignments += 1;
+      // The new rollout, and the one it supersedes: both are refreshed (schema/0008).
+      await sql`${queueRolloutRefresh(
+        sql`VALUES (${descriptor.endpointId}::bigint, ${record.assignedAt}::timestamptz - interval '1 hour', 'infinity'::timestamptz)`,
+      )}`.execute(trx);
+    }
     // The assignment as stored: the first delivery of a descriptor defines it.
     const assignment = await sql<{ id: number; assigned_at: Date }>`
       SELECT id, assigned_at FROM deployment_assignment

@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DeploymentStatus } from '../model/deployment-records.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { queueRolloutRefresh } from './rollout-refresh.ts';
 import {
   type CurrentState,
   keepLateReports,
@@ -123,18 +124,25 @@ async function latePredecessors(
 
 async function insertHistory(trx: Kysely<HubDatabase>, rows: readonly StateReport[], receivedAt: Date): Promise<number> {
   if (rows.length === 0) return 0;
-  const result = await sql`
-    INSERT INTO deployment_state_history
-           (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, status_message, observed_at, received_at)
-    SELECT r.*, ${receivedAt}::timestamptz
-      FROM unnest(${rows.map((row) => row.reconcilerId)}::bigint[],
-                  ${rows.map((row) => row.endpointId)}::bigint[],
-                  ${rows.map((row) => row.commitId)}::text[],
-                  ${rows.map((row) => row.status)}::deployment_status[],
-                  ${rows.map((row) => row.message)}::text[],
-                  ${rows.map((row) => row.observedAt)}::timestamptz[]) AS r
-    ON CONFLICT DO NOTHING`.execute(trx);
-  return Number(result.numAffectedRows ?? 0n);
+  // The same statement queues the rollouts these transitions concern for a refresh (schema/0008).
+  const result = await sql<{ inserted: number }>`
+    WITH inserted AS (
+      INSERT INTO deployment_state_history
+             (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, status_message, observed_at, received_at)
+      SELECT r.*, ${receivedAt}::timestamptz
+        FROM unnest(${rows.map((row) => row.reconcilerId)}::bigint[],
+                    ${rows.map((row) => row.endpointId)}::bigint[],
+                    ${rows.map((row) => row.commitId)}::text[],
+                    ${rows.map((row) => row.status)}::deployment_status[],
+                    ${rows.map((row) => row.message)}::text[],
+                    ${rows.map((row) => row.observedAt)}::timestamptz[]) AS r
+      ON CONFLICT DO NOTHING
+      RETURNING manifests_endpoint_id, observed_at
+    ), queued AS (
+      ${queueRolloutRefresh(sql`SELECT manifests_endpoint_id, min(observed_at), max(observed_at) FROM inserted GROUP BY 1`)}
+    )
+    SELECT count(*)::int AS inserted FROM inserted`.execute(trx);
+  return result.rows[0]!.inserted;
 }
 
 /**

@@ -478,8 +478,10 @@ describe('OpenAPI and docs', () => {
       '/history',
       '/hosts',
       '/hosts/{host}/state',
+      '/metrics/delivery',
     ]);
     expect(body.components.schemas.Error).toBeDefined();
+    expect(body.components.schemas.DeliveryReport).toBeDefined();
   });
 
   it('serves a browsable reference without a CDN', async () => {

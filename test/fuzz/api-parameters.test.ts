@@ -83,6 +83,13 @@ const ENDPOINTS: readonly Endpoint[] = [
     filters: ['manifestsEndpoint'],
     shape: ['total', 'subscribers'],
   },
+  {
+    path: '/metrics/delivery',
+    query: {},
+    params: ['since', 'until', 'environment', 'workspace', 'application', 'workload', 'deploymentTarget', 'host', 'fixWindow', 'limit'],
+    filters: ['environment', 'workspace', 'application', 'workload', 'deploymentTarget', 'host'],
+    shape: ['rollouts', 'leadTime', 'convergence', 'changeFailureRate', 'timeToRestore', 'laggingHosts', 'trend', 'recentRollouts'],
+  },
 ];
 
 /** Percent-encoding that also writes lone surrogates (as their WTF-8 bytes, which is what arrives from a broken client). */
@@ -131,6 +138,7 @@ describe('/api/v1 parameters', () => {
           const named = knownNames.has(text.trim()) || knownNames.has(decodeOrSelf(text).trim());
           if (endpoint.filters.includes(param) && !named && Array.isArray(body['items'])) expect(body['items']).toEqual([]);
           if (endpoint.filters.includes(param) && !named && Array.isArray(body['subscribers'])) expect(body['subscribers']).toEqual([]);
+          if (endpoint.filters.includes(param) && !named && Array.isArray(body['recentRollouts'])) expect(body['recentRollouts']).toEqual([]);
         } else {
           expect(typeof body['error']?.code).toBe('string');
           expect(typeof body['error']?.message).toBe('string');

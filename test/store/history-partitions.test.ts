@@ -13,7 +13,7 @@ import { maintainHistoryPartitions } from '../../src/store/history-partitions.ts
 import { migrateToLatest, SCHEMA_DIR } from '../../src/store/migrate.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
 import { withDatabase } from '../support/global-database.ts';
-import { stateRecord } from '../support/records.ts';
+import { ENDPOINT, stateRecord } from '../support/records.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const NOW = new Date(Date.UTC(2026, 10, 21));
@@ -152,15 +152,19 @@ describe('migration to partitioned history', () => {
     const db = connectDatabase({ url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
     try {
       expect((await migrateToLatest(db.db, directory)).error).toBeUndefined();
-      const before = new RecordWriter(db.db, createLogger('silent'), { retryAfterSeconds: 1, now: () => NOW });
-      await before.write([
-        stateRecord({ commit: 'c-2019', at: at(2019, 5) }),
-        stateRecord({ commit: 'c-oct', at: at(2026, 10, 3) }),
-        stateRecord({ commit: 'c-nov', at: at(2026, 11, 20) }),
-      ]);
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {
+        // History as a hub of schema 0005 wrote it (today's writer needs the later migrations).
+        await client.query(
+          `WITH e AS (INSERT INTO manifests_endpoint (endpoint) VALUES ($1) RETURNING id),
+                h AS (INSERT INTO host (name) VALUES ('aks-dev-eus') RETURNING id),
+                r AS (INSERT INTO reconciler (host_id, name, type, manifests_endpoint_id) SELECT h.id, 'hello-world', 'flux', e.id FROM h, e RETURNING id, manifests_endpoint_id)
+           INSERT INTO deployment_state_history (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, observed_at)
+           SELECT r.id, r.manifests_endpoint_id, x.commit, 'success', x.at
+             FROM r, unnest($2::text[], $3::timestamptz[]) AS x(commit, at)`,
+          [ENDPOINT, ['c-2019', 'c-oct', 'c-nov'], [at(2019, 5), at(2026, 10, 3), at(2026, 11, 20)]],
+        );
         const rowsBefore = (await client.query('SELECT * FROM deployment_state_history ORDER BY id')).rows;
         expect(rowsBefore).toHaveLength(3);
 

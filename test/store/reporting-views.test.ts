@@ -175,6 +175,8 @@ describe('reporting views', () => {
     );
     expect(views.map((view) => view.table_name)).toEqual([
       'kalypso_assignment_history',
+      'kalypso_delivery_laggard',
+      'kalypso_delivery_rollout',
       'kalypso_drift',
       'kalypso_environment_discrepancy',
       'kalypso_environment_history',
@@ -191,5 +193,7 @@ describe('reporting views', () => {
     expect(await asReader('DELETE FROM kalypso_settings')).toMatch(/permission denied for view kalypso_settings/);
     expect(await asReader('SELECT kalypso_drop_history_before(now())')).toMatch(/permission denied for function kalypso_drop_history_before/);
     expect(await asReader("SELECT kalypso_ensure_history_partitions(now(), now() + interval '1 year')")).toMatch(/permission denied for function/);
+    expect(await asReader("SELECT kalypso_refresh_rollouts('{}', '{}', '{}')")).toMatch(/permission denied for function kalypso_refresh_rollouts/);
+    expect(await asReader('SELECT * FROM rollout')).toMatch(/permission denied for table rollout/);
   });
 });

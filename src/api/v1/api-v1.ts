@@ -4,6 +4,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { errorBody } from '../api-error.ts';
 import type { ApiV1Deps } from './api-deps.ts';
 import { compareRoutes } from './compare-routes.ts';
+import { deliveryRoutes } from './delivery-routes.ts';
 import { deploymentStateRoutes } from './deployment-state-routes.ts';
 import { driftRoutes } from './drift-routes.ts';
 import { environmentsRoutes } from './environments-routes.ts';
@@ -26,6 +27,7 @@ export function createApiV1(deps: ApiV1Deps): OpenAPIHono {
   compareRoutes(app, deps);
   driftRoutes(app, deps);
   deploymentStateRoutes(app, deps);
+  deliveryRoutes(app, deps);
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {

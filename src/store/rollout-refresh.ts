@@ -1,0 +1,72 @@
+// Keeps the rollout table (schema/0008) up to date. Writers queue what they changed — endpoint and
+// time range — in the statement that writes it, so a crash between the write and the refresh loses
+// nothing; a timer on every replica drains the queue, and the delivery report drains it before it
+// reads (read-your-writes). Refreshes are serialized by an advisory lock: a refresh that started
+// earlier can never overwrite a later one's result.
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { Logger } from '../log/logger.ts';
+import type { HubDatabase } from './database-schema.ts';
+
+const LOCK = sql`hashtext('kalypso_rollout_refresh')`;
+
+/**
+ * An INSERT queueing a refresh for the rows of `ranges` — a query of (endpoint id, from, to) — as
+ * one queue row, or nothing when it has no rows. For use inside a writer's statement or transaction.
+ */
+export function queueRolloutRefresh(ranges: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`INSERT INTO rollout_refresh_queue (manifests_endpoint_ids, from_times, to_times)
+             SELECT array_agg(x.e), array_agg(x.f), array_agg(x.t) FROM (${ranges}) AS x(e, f, t) HAVING count(*) > 0`;
+}
+
+/**
+ * Drains the queue and refreshes the rollouts it names. `wait: false` gives up at once when another
+ * refresh holds the lock (the timer's way: that refresh or the next tick does the work).
+ * Returns the number of rollouts whose numbers changed, or undefined when it gave up.
+ */
+export async function refreshRollouts(db: Kysely<HubDatabase>, options: { readonly wait: boolean }): Promise<number | undefined> {
+  return await db.transaction().execute(async (trx) => {
+    if (options.wait) {
+      await sql`SELECT pg_advisory_xact_lock(${LOCK})`.execute(trx);
+    } else {
+      const locked = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${LOCK}) AS locked`.execute(trx);
+      if (!locked.rows[0]!.locked) return undefined;
+    }
+    // A statement of its own after the lock, so that it sees everything committed before.
+    const taken = await sql<{ endpoint_ids: unknown[]; from_times: unknown[]; to_times: unknown[] }>`
+      WITH taken AS (DELETE FROM rollout_refresh_queue RETURNING *)
+      SELECT coalesce(array_agg(x.e), '{}') AS endpoint_ids, coalesce(array_agg(x.f), '{}') AS from_times,
+             coalesce(array_agg(x.t), '{}') AS to_times
+        FROM taken, unnest(taken.manifests_endpoint_ids, taken.from_times, taken.to_times) AS x(e, f, t)`.execute(trx);
+    const { endpoint_ids: endpoints, from_times: from, to_times: to } = taken.rows[0]!;
+    if (endpoints.length === 0) return 0;
+    const refreshed = await sql<{ refreshed: number }>`
+      SELECT kalypso_refresh_rollouts(${endpoints}::bigint[], ${from}::timestamptz[], ${to}::timestamptz[]) AS refreshed`.execute(trx);
+    return refreshed.rows[0]!.refreshed;
+  });
+}
+
+/** Refreshes every `intervalMs` until stopped; failures are logged and retried on the next tick. */
+export function scheduleRolloutRefresh(db: Kysely<HubDatabase>, intervalMs: number, log: Logger): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const tick = (): void => {
+    if (running !== undefined) return;
+    running = refreshRollouts(db, { wait: false })
+      .then(
+        (changed) => {
+          if (changed !== undefined && changed > 0) log.debug({ rollouts: changed }, 'rollouts refreshed');
+        },
+        (error: unknown) => log.warn({ err: error }, 'rollout refresh failed; will retry'),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,333 @@
+// Delivery metrics on a fleet whose every number is computed by hand below, sent through the
+// official OTLP exporter, read through the API and through the views Grafana reads.
+//
+// Times are minutes after 2026-11-10T00:00Z. Hosts prod-1..4 pull prod/cart/edge (prod-4 is slow),
+// dev-1..2 pull dev/cart/edge, web-01..10 pull prod/web/main.
+//
+//  rollout  target          version  build  assigned  subscribers succeed at           notes
+//  R1       prod/cart/edge  1.0      0      60        65 70 75 | prod-4 120
+//  R2       prod/cart/edge  1.1      180    240       prod-3 245; prod-1 fails 250,    superseded by R3 after 40 min
+//                                                     prod-2 fails 252, prod-4 in progress
+//  R3       prod/cart/edge  1.1.1    270    280       283 285 290 | prod-4 330         the fix: restores R2 at 330
+//  W1       prod/web/main   3.0      300    360       web-01..09 at 361..369, web-10 at 420
+//  D1       dev/cart/edge   1.1      180    200       dev-1 202, dev-2 210
+//  Q1       qa/cart/edge    1.1.1    270    300       (no reconciler pulls it)
+//  R4       prod/cart/edge  1.2      1440   1560      1570 1575 1600 | prod-4 1680;    prod-3 fails at 1565 first
+//  D2       dev/cart/edge   1.2      1440   1500      dev-1 1505, dev-2 in progress    still under way
+//
+//  seconds  lead first  lead last  conv 50  conv 90  conv 100  restore  laggard (behind the 50 % point)
+//  R1       3900        7200       600      3600     3600      -        prod-4 3000
+//  R2       3900        -          -        -        -         4800     prod-4 (not converged)
+//  R3       780         3600       300      3000     3000      -        prod-4 2700
+//  W1       3660        7200       300      540      3600      -        web-10 3300
+//  D1       1320        1800       120      600      600       -        dev-2 480
+//  R4       7800        14400      900      7200     7200      6900     prod-4 6300
+//  D2       3900        -          300      -        -         -        dev-2 (not converged)
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHub } from '../../src/hub.ts';
+import { buildLogRecords, createExporter, ExportResultCode, exportLogs, type LogSpec } from '../support/otlp-client.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { startTestHub } from '../support/test-hub.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const T0 = Date.UTC(2026, 10, 10);
+const at = (minute: number) => new Date(T0 + minute * 60_000);
+const iso = (minute: number) => at(minute).toISOString();
+const WINDOW = `since=${iso(0)}&until=${iso(2 * 1440)}`;
+
+interface Workload {
+  readonly name: string;
+  readonly target: string;
+}
+const CART: Workload = { name: 'cart', target: 'edge' };
+const WEB: Workload = { name: 'web', target: 'main' };
+const endpoint = (environment: string, workload: Workload) => `https://github.com/contoso/shop-gitops/${environment}/${workload.name}-${workload.target}`;
+
+function descriptor(workload: Workload, environment: string, version: string, commit: string, buildMinute: number, assignedMinute: number): LogSpec {
+  return {
+    resource: { 'service.name': 'cd-pipeline' },
+    eventName: 'kalypso.deployment.descriptor',
+    attributes: { 'vcs.ref.head.revision': commit },
+    body: {
+      workload: { name: workload.name, application: { name: 'shop', workspace: { name: 'contoso' } } },
+      deploymentTarget: {
+        name: workload.target,
+        environment,
+        manifests: { repo: 'https://github.com/contoso/shop-gitops', branch: environment, path: `${workload.name}-${workload.target}` },
+      },
+      workloadVersion: { version, build: `b-${version}`, buildTime: iso(buildMinute) },
+    },
+    time: at(assignedMinute),
+  };
+}
+
+function state(host: string, workload: Workload, environment: string, commit: string, status: string, minute: number): LogSpec {
+  return {
+    resource: { 'k8s.cluster.name': host },
+    eventName: 'kalypso.deployment.state',
+    attributes: {
+      'kalypso.reconciler.name': `flux-system/${workload.name}`,
+      'kalypso.reconciler.type': 'flux',
+      'kalypso.manifests.endpoint': endpoint(environment, workload),
+      'vcs.ref.head.revision': commit,
+      'kalypso.deployment.status': status,
+    },
+    body: status === 'failure' ? 'Health check failed after 5m0s' : 'Applied revision',
+    time: at(minute),
+  };
+}
+
+const fleet: LogSpec[][] = [
+  [
+    descriptor(CART, 'prod', '1.0', 'c1', 0, 60),
+    descriptor(CART, 'dev', '1.1', 'cd1', 180, 200),
+    descriptor(CART, 'prod', '1.1', 'c2', 180, 240),
+    descriptor(CART, 'prod', '1.1.1', 'c3', 270, 280),
+    descriptor(CART, 'qa', '1.1.1', 'cq1', 270, 300),
+    descriptor(WEB, 'prod', '3.0', 'w1', 300, 360),
+  ],
+  [
+    state('prod-1', CART, 'prod', 'c1', 'success', 65),
+    state('prod-2', CART, 'prod', 'c1', 'success', 70),
+    state('prod-3', CART, 'prod', 'c1', 'success', 75),
+    state('prod-4', CART, 'prod', 'c1', 'success', 120),
+    state('dev-1', CART, 'dev', 'cd1', 'success', 202),
+    state('dev-2', CART, 'dev', 'cd1', 'in_progress', 203),
+    state('dev-2', CART, 'dev', 'cd1', 'success', 210),
+    state('prod-1', CART, 'prod', 'c2', 'in_progress', 241),
+    state('prod-3', CART, 'prod', 'c2', 'success', 245),
+    state('prod-1', CART, 'prod', 'c2', 'failure', 250),
+    state('prod-2', CART, 'prod', 'c2', 'failure', 252),
+    state('prod-4', CART, 'prod', 'c2', 'in_progress', 260),
+    state('prod-3', CART, 'prod', 'c3', 'success', 283),
+    state('prod-1', CART, 'prod', 'c3', 'success', 285),
+    state('prod-2', CART, 'prod', 'c3', 'success', 290),
+    state('prod-4', CART, 'prod', 'c3', 'success', 330),
+    ...Array.from({ length: 9 }, (_, i) => state(`web-0${i + 1}`, WEB, 'prod', 'w1', 'success', 361 + i)),
+    state('web-10', WEB, 'prod', 'w1', 'success', 420),
+  ],
+  [descriptor(CART, 'dev', '1.2', 'cd2', 1440, 1500), descriptor(CART, 'prod', '1.2', 'c4', 1440, 1560)],
+  [
+    state('dev-1', CART, 'dev', 'cd2', 'success', 1505),
+    state('dev-2', CART, 'dev', 'cd2', 'in_progress', 1510),
+    state('prod-3', CART, 'prod', 'c4', 'failure', 1565),
+    state('prod-1', CART, 'prod', 'c4', 'success', 1570),
+    state('prod-2', CART, 'prod', 'c4', 'success', 1575),
+    state('prod-3', CART, 'prod', 'c4', 'success', 1600),
+    state('prod-4', CART, 'prod', 'c4', 'success', 1680),
+  ],
+];
+
+let testDb: TestDatabase;
+let hub: RunningHub;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  hub = await startTestHub(testDb.url);
+  const exporter = createExporter('http-json', hub.ports);
+  for (const batch of fleet) {
+    const result = await exportLogs(exporter, await buildLogRecords(batch));
+    expect(result.code, String(result.error)).toBe(ExportResultCode.SUCCESS);
+  }
+  await exporter.shutdown();
+});
+
+afterAll(async () => {
+  await hub.stop();
+  await testDb.drop();
+});
+
+async function get(query: string): Promise<{ status: number; body: any }> {
+  const response = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1/metrics/delivery?${query}`);
+  return { status: response.status, body: await response.json() };
+}
+
+const summary = (count: number, medianSeconds: number | null, p90Seconds: number | null) => ({ count, medianSeconds, p90Seconds });
+
+describe('GET /metrics/delivery over the whole fleet', () => {
+  it('counts rollouts by outcome and successful ones per day', async () => {
+    const { status, body } = await get(WINDOW);
+    expect(status).toBe(200);
+    expect(body.window).toEqual({ since: iso(0), until: iso(2880), days: 2 });
+    expect(body.fixWindowSeconds).toBe(3600);
+    expect(body.rollouts).toEqual({ total: 7, succeeded: 5, failed: 1, superseded: 0, inProgress: 1, withoutSubscribers: 1 });
+    expect(body.deploymentFrequency).toEqual({ successfulRollouts: 5, perDay: 2.5 });
+  });
+
+  it('measures lead time from build to the first and to the last host, and convergence to 50/90/100 %', async () => {
+    const { body } = await get(WINDOW);
+    // First host: 780 1320 3660 3900 3900 3900 7800; last host: 1800 3600 7200 7200 14400.
+    expect(body.leadTime).toEqual({ firstHost: summary(7, 3900, 5460), lastHost: summary(5, 7200, 11520), withoutBuildTime: 0 });
+    // 50 %: 120 300 300 300 600 900; 90 %: 540 600 3000 3600 7200; 100 %: 600 3000 3600 3600 7200.
+    expect(body.convergence).toEqual({
+      to50Percent: summary(6, 300, 750),
+      to90Percent: summary(5, 3000, 5760),
+      to100Percent: summary(5, 3600, 5760),
+    });
+  });
+
+  it('counts change failures among the rollouts that ended, and the time to restore them', async () => {
+    const { body } = await get(WINDOW);
+    // R2 and R4 had failure reports; D2 is still under way.
+    expect(body.changeFailureRate).toEqual({ judged: 6, failures: 2, withFailureReports: 2, supersededWithinFixWindow: 0, rate: 0.3333 });
+    // R2: 250 → R3 converged at 330; R4: 1565 → itself converged at 1680.
+    expect(body.timeToRestore).toEqual({ ...summary(2, 5850, 6690), failures: 2, notRestored: 0 });
+  });
+
+  it('names the hosts that lag, the slowest first', async () => {
+    const { body } = await get(WINDOW);
+    expect(body.laggingHosts).toEqual([
+      { host: 'prod-4', lagged: 4, notConverged: 1, medianBehindSeconds: 3000, maxBehindSeconds: 6300 },
+      { host: 'dev-2', lagged: 2, notConverged: 1, medianBehindSeconds: 480, maxBehindSeconds: 480 },
+      { host: 'web-10', lagged: 1, notConverged: 0, medianBehindSeconds: 3300, maxBehindSeconds: 3300 },
+    ]);
+  });
+
+  it('gives a trend per UTC day of assignment', async () => {
+    const { body } = await get(WINDOW);
+    expect(body.trend).toEqual([
+      { day: '2026-11-10', rollouts: 5, successful: 4, judged: 5, changeFailures: 1, changeFailureRate: 0.2, leadTimeMedianSeconds: 5400, convergenceMedianSeconds: 3300 },
+      { day: '2026-11-11', rollouts: 2, successful: 1, judged: 1, changeFailures: 1, changeFailureRate: 1, leadTimeMedianSeconds: 14400, convergenceMedianSeconds: 7200 },
+    ]);
+  });
+
+  it('lists the newest rollouts with their numbers', async () => {
+    const { body } = await get(WINDOW);
+    const rows = body.recentRollouts as any[];
+    expect(rows.map((row) => `${row.environment}/${row.workload} ${row.version}`)).toEqual([
+      'prod/cart 1.2',
+      'dev/cart 1.2',
+      'prod/web 3.0',
+      'prod/cart 1.1.1',
+      'prod/cart 1.1',
+      'dev/cart 1.1',
+      'prod/cart 1.0',
+    ]);
+    expect(rows[4]).toEqual({
+      environment: 'prod',
+      workspace: 'contoso',
+      application: 'shop',
+      workload: 'cart',
+      deploymentTarget: 'edge',
+      version: '1.1',
+      commit: 'c2',
+      buildTime: iso(180),
+      assignedAt: iso(240),
+      supersededAt: iso(280),
+      status: 'failed',
+      changeFailure: true,
+      subscribers: 4,
+      succeeded: 1,
+      failed: 2,
+      leadTimeFirstHostSeconds: 3900,
+      leadTimeLastHostSeconds: null,
+      convergence50Seconds: null,
+      convergence90Seconds: null,
+      convergence100Seconds: null,
+      restoreSeconds: 4800,
+      laggingHosts: ['prod-4'],
+    });
+    expect(rows[0]).toMatchObject({
+      status: 'succeeded',
+      changeFailure: true,
+      subscribers: 4,
+      succeeded: 4,
+      failed: 1,
+      leadTimeFirstHostSeconds: 7800,
+      leadTimeLastHostSeconds: 14400,
+      convergence50Seconds: 900,
+      convergence90Seconds: 7200,
+      convergence100Seconds: 7200,
+      restoreSeconds: 6900,
+      laggingHosts: ['prod-4'],
+    });
+    expect(rows[1]).toMatchObject({ status: 'in_progress', changeFailure: false, subscribers: 2, succeeded: 1, convergence50Seconds: 300, laggingHosts: ['dev-2'] });
+    expect(rows[2]).toMatchObject({ status: 'succeeded', subscribers: 10, convergence50Seconds: 300, convergence90Seconds: 540, convergence100Seconds: 3600, laggingHosts: ['web-10'] });
+  });
+});
+
+describe('GET /metrics/delivery for a slice', () => {
+  it('an environment', async () => {
+    const { body } = await get(`${WINDOW}&environment=prod`);
+    expect(body.rollouts).toEqual({ total: 5, succeeded: 4, failed: 1, superseded: 0, inProgress: 0, withoutSubscribers: 0 });
+    expect(body.changeFailureRate).toMatchObject({ judged: 5, failures: 2, rate: 0.4 });
+    expect(body.laggingHosts.map((host: any) => host.host)).toEqual(['prod-4', 'web-10']);
+  });
+
+  it('a workload and a deployment target', async () => {
+    const { body } = await get(`${WINDOW}&workload=cart&deploymentTarget=edge&environment=dev`);
+    expect(body.rollouts).toMatchObject({ total: 2, succeeded: 1, inProgress: 1 });
+    expect(body.convergence.to100Percent).toEqual(summary(1, 600, 600));
+    const web = await get(`${WINDOW}&workload=web`);
+    expect(web.body.leadTime.lastHost).toEqual(summary(1, 7200, 7200));
+  });
+
+  it('a host: the rollouts of the endpoints it pulls', async () => {
+    const { body } = await get(`${WINDOW}&host=dev-2`);
+    expect(body.rollouts).toMatchObject({ total: 2, succeeded: 1, inProgress: 1 });
+    expect(body.laggingHosts).toEqual([{ host: 'dev-2', lagged: 2, notConverged: 1, medianBehindSeconds: 480, maxBehindSeconds: 480 }]);
+  });
+
+  it('a shorter window', async () => {
+    const { body } = await get(`since=${iso(1440)}&until=${iso(2880)}`);
+    expect(body.rollouts).toMatchObject({ total: 2, succeeded: 1, inProgress: 1 });
+    expect(body.deploymentFrequency).toEqual({ successfulRollouts: 1, perDay: 1 });
+  });
+
+  it('a longer fix window counts quickly superseded rollouts as change failures', async () => {
+    // Superseded after: R1 180 min, D1 1300 min, R3 1280 min — all within two days.
+    const { body } = await get(`${WINDOW}&fixWindow=2d`);
+    expect(body.changeFailureRate).toEqual({ judged: 6, failures: 5, withFailureReports: 2, supersededWithinFixWindow: 3, rate: 0.8333 });
+    const none = await get(`${WINDOW}&fixWindow=0`);
+    expect(none.body.changeFailureRate).toMatchObject({ failures: 2, supersededWithinFixWindow: 0 });
+  });
+
+  it('refuses bad parameters naming them', async () => {
+    expect(await get(`since=${iso(10)}&until=${iso(5)}`)).toEqual({
+      status: 400,
+      body: { error: { code: 'invalid_parameter', message: 'since: must be before until' } },
+    });
+    expect((await get('fixWindow=soon')).body.error.message).toMatch(/^fixWindow: /);
+    expect((await get('until=yesterday')).body.error.message).toMatch(/^until: /);
+    expect((await get('limit=100000')).body.error.message).toMatch(/^limit: /);
+  });
+});
+
+describe('the views Grafana reads', () => {
+  it('give the same numbers per rollout to the read-only role', async () => {
+    const client = new pg.Client({ connectionString: testDb.url });
+    await client.connect();
+    try {
+      // The views follow the writes within the refresh interval (the API catches up before it reads).
+      await waitFor(async () => (await client.query('SELECT count(*)::int AS n FROM rollout_refresh_queue')).rows[0].n === 0, 'the rollout refresh');
+      await client.query('SET ROLE kalypso_reader');
+      const rollouts = await client.query(`
+        SELECT environment, workload, version, status, subscribers, lead_time_first_host_seconds::float8 AS lead_first,
+               lead_time_last_host_seconds::float8 AS lead_last, convergence_50_seconds::float8 AS c50,
+               convergence_90_seconds::float8 AS c90, convergence_100_seconds::float8 AS c100,
+               restore_seconds::float8 AS restore, lagging_hosts
+          FROM kalypso_delivery_rollout ORDER BY assigned_at`);
+      expect(rollouts.rows).toEqual([
+        { environment: 'prod', workload: 'cart', version: '1.0', status: 'succeeded', subscribers: 4, lead_first: 3900, lead_last: 7200, c50: 600, c90: 3600, c100: 3600, restore: null, lagging_hosts: ['prod-4'] },
+        { environment: 'dev', workload: 'cart', version: '1.1', status: 'succeeded', subscribers: 2, lead_first: 1320, lead_last: 1800, c50: 120, c90: 600, c100: 600, restore: null, lagging_hosts: ['dev-2'] },
+        { environment: 'prod', workload: 'cart', version: '1.1', status: 'failed', subscribers: 4, lead_first: 3900, lead_last: null, c50: null, c90: null, c100: null, restore: 4800, lagging_hosts: ['prod-4'] },
+        { environment: 'prod', workload: 'cart', version: '1.1.1', status: 'succeeded', subscribers: 4, lead_first: 780, lead_last: 3600, c50: 300, c90: 3000, c100: 3000, restore: null, lagging_hosts: ['prod-4'] },
+        { environment: 'qa', workload: 'cart', version: '1.1.1', status: 'no_subscribers', subscribers: 0, lead_first: null, lead_last: null, c50: null, c90: null, c100: null, restore: null, lagging_hosts: [] },
+        { environment: 'prod', workload: 'web', version: '3.0', status: 'succeeded', subscribers: 10, lead_first: 3660, lead_last: 7200, c50: 300, c90: 540, c100: 3600, restore: null, lagging_hosts: ['web-10'] },
+        { environment: 'dev', workload: 'cart', version: '1.2', status: 'in_progress', subscribers: 2, lead_first: 3900, lead_last: null, c50: 300, c90: null, c100: null, restore: null, lagging_hosts: ['dev-2'] },
+        { environment: 'prod', workload: 'cart', version: '1.2', status: 'succeeded', subscribers: 4, lead_first: 7800, lead_last: 14400, c50: 900, c90: 7200, c100: 7200, restore: 6900, lagging_hosts: ['prod-4'] },
+      ]);
+      const laggards = await client.query(`
+        SELECT host, count(*)::int AS lagged, percentile_cont(0.5) WITHIN GROUP (ORDER BY behind_seconds) AS median
+          FROM kalypso_delivery_laggard GROUP BY host ORDER BY lagged DESC`);
+      expect(laggards.rows).toEqual([
+        { host: 'prod-4', lagged: 4, median: 3000 },
+        { host: 'dev-2', lagged: 2, median: 480 },
+        { host: 'web-10', lagged: 1, median: 3300 },
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
+});
