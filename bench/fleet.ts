@@ -79,8 +79,9 @@ export async function generateFleet(db: Kysely<HubDatabase>, size: FleetSize, t0
            manifests_endpoint me
      WHERE me.endpoint = 'https://github.com/contoso/fleet-gitops/' || e.name || '/' || w.name || '-t' || t`.execute(db);
   await sql`
-    INSERT INTO workload_version (workload_id, version, build)
-    SELECT w.id, '1.' || v || '.0', 'build-' || v FROM workload w, generate_series(0, ${versions - 1}) v`.execute(db);
+    INSERT INTO workload_version (workload_id, version, build, build_time)
+    SELECT w.id, '1.' || v || '.0', 'build-' || v, ${t0}::timestamptz - make_interval(mins => (${versions} - v) * 120 + 30)
+      FROM workload w, generate_series(0, ${versions - 1}) v`.execute(db);
   await sql`
     INSERT INTO deployment_assignment (deployment_target_id, workload_version_id, gitops_commit_id, assigned_at)
     SELECT t.id, wv.id, lpad(to_hex(v + 1), 40, 'c'),
@@ -139,6 +140,10 @@ export async function generateFleet(db: Kysely<HubDatabase>, size: FleetSize, t0
            h.status_message, h.observed_at, h.observed_at + interval '1 minute', h.observed_at + interval '1 minute'
       FROM deployment_state_history h JOIN reconciler r ON r.id = h.reconciler_id
      ORDER BY h.reconciler_id, h.observed_at DESC`.execute(db);
+  // What the hub keeps up to date as it writes (schema/0008), computed here in one go.
+  step('rollouts (delivery metrics)');
+  await sql`SELECT kalypso_refresh_rollouts(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz))
+              FROM manifests_endpoint`.execute(db);
   step('analyze');
   await sql`ANALYZE`.execute(db);
 }

@@ -27,6 +27,10 @@ export function reportRequests(size: FleetSize): { name: string; path: string }[
     { name: 'history of a host', path: '/api/v1/history?host=host-00042' },
     { name: 'compare all environments (first 200 rows)', path: `/api/v1/compare?environments=${size.environments.join(',')}` },
     { name: 'drift of an environment', path: `/api/v1/drift?environment=${environment}` },
+    { name: 'delivery metrics (whole fleet, 30 days)', path: '/api/v1/metrics/delivery' },
+    { name: 'delivery metrics of an environment', path: `/api/v1/metrics/delivery?environment=${environment}` },
+    { name: 'delivery metrics of a workload', path: `/api/v1/metrics/delivery?workload=w7&environment=${environment}` },
+    { name: 'delivery metrics of a host', path: '/api/v1/metrics/delivery?host=host-00042' },
     {
       name: 'rollout gate',
       path: `/api/v1/deployment-state?manifestsEndpoint=${encodeURIComponent(fleetEndpoint(environment, 7, 1))}&commit=${versionCommit(versions - 1)}`,

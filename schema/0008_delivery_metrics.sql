@@ -3,7 +3,8 @@
 -- fleet convergence over any window read one narrow table instead of the whole history.
 --
 --   rollout                   one row per deployment_assignment: subscribers, success/failure
---                             times, the 50/90/100 % convergence points, restore, laggards
+--                             times, the 50/90/100 % convergence points, restore
+--   rollout_laggard           the subscribers that lagged in each rollout
 --   rollout_refresh_queue     what the writers changed since the last refresh (endpoint, time range)
 --   kalypso_refresh_rollouts  recomputes the rollouts whose lifetime overlaps those ranges
 --
@@ -22,11 +23,21 @@
 -- * A rollout with a failure is restored at the earliest moment, at or after its first failure, at
 --   which it or a later rollout of the same target had converged (100 %).
 
+-- Seconds from one moment to a later one; 0 when it came first, NULL when either has not come.
+-- (greatest() would turn NULL into 0: it ignores NULL arguments.) A plain SQL function, so that the
+-- planner inlines it.
+CREATE FUNCTION kalypso_seconds_between(from_time timestamptz, to_time timestamptz) RETURNS double precision
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN to_time > from_time THEN date_part('epoch', to_time - from_time) WHEN to_time <= from_time THEN 0 END
+$$;
+
 CREATE TABLE rollout (
   assignment_id          bigint PRIMARY KEY REFERENCES deployment_assignment,
   deployment_target_id   bigint NOT NULL REFERENCES deployment_target,
   gitops_commit_id       text NOT NULL,
   assigned_at            timestamptz NOT NULL,
+  -- The version's build time when the rollout was last refreshed.
+  build_time             timestamptz,
   superseded_at          timestamptz,
   subscribers            integer NOT NULL,
   succeeded              integer NOT NULL,
@@ -37,13 +48,41 @@ CREATE TABLE rollout (
   converged_at           timestamptz,
   first_failure_at       timestamptz,
   restored_at            timestamptz,
-  -- The laggards, slowest first, with when each succeeded (NULL: not yet, or never).
-  lagging_reconciler_ids bigint[] NOT NULL DEFAULT '{}',
-  lagging_succeeded_at   timestamptz[] NOT NULL DEFAULT '{}',
-  refreshed_at           timestamptz NOT NULL DEFAULT now()
+  refreshed_at           timestamptz NOT NULL DEFAULT now(),
+  -- What the metrics aggregate, computed once on write rather than on every read.
+  status text GENERATED ALWAYS AS (
+    CASE WHEN subscribers = 0 THEN 'no_subscribers'
+         WHEN converged_at IS NOT NULL THEN 'succeeded'
+         WHEN first_failure_at IS NOT NULL THEN 'failed'
+         WHEN superseded_at IS NOT NULL THEN 'superseded'
+         ELSE 'in_progress' END) STORED,
+  assigned_day                 date GENERATED ALWAYS AS ((assigned_at AT TIME ZONE 'UTC')::date) STORED,
+  lead_time_first_host_seconds double precision GENERATED ALWAYS AS (kalypso_seconds_between(build_time, first_success_at)) STORED,
+  lead_time_last_host_seconds  double precision GENERATED ALWAYS AS (kalypso_seconds_between(build_time, converged_at)) STORED,
+  convergence_50_seconds       double precision GENERATED ALWAYS AS (kalypso_seconds_between(assigned_at, converged_50_at)) STORED,
+  convergence_90_seconds       double precision GENERATED ALWAYS AS (kalypso_seconds_between(assigned_at, converged_90_at)) STORED,
+  convergence_100_seconds      double precision GENERATED ALWAYS AS (kalypso_seconds_between(assigned_at, converged_at)) STORED,
+  superseded_after_seconds     double precision GENERATED ALWAYS AS (kalypso_seconds_between(assigned_at, superseded_at)) STORED,
+  restore_seconds              double precision GENERATED ALWAYS AS (kalypso_seconds_between(first_failure_at, restored_at)) STORED
 );
 CREATE INDEX rollout_by_time ON rollout (assigned_at);
 CREATE INDEX rollout_by_target ON rollout (deployment_target_id, assigned_at);
+
+-- The laggards of each rollout, slowest first (position 1). Rewritten with their rollout.
+CREATE TABLE rollout_laggard (
+  assignment_id        bigint NOT NULL,
+  position             integer NOT NULL,
+  deployment_target_id bigint NOT NULL,
+  assigned_at          timestamptz NOT NULL,
+  reconciler_id        bigint NOT NULL,
+  host_id              bigint NOT NULL,
+  -- NULL: has not applied the rollout's commit (yet, or before it was superseded).
+  succeeded_at         timestamptz,
+  -- How long after the 50 % point it succeeded.
+  behind_seconds       double precision
+);
+CREATE INDEX rollout_laggard_by_rollout ON rollout_laggard (assignment_id);
+CREATE INDEX rollout_laggard_by_time ON rollout_laggard (assigned_at);
 
 -- One row per writing transaction (not per endpoint), so that concurrent writers never wait on each
 -- other here: parallel arrays of endpoint ids and the time range each write touched.
@@ -65,9 +104,11 @@ BEGIN
      GROUP BY e
   ), lifetimes AS (
     SELECT a.id AS assignment_id, a.deployment_target_id, t.manifests_endpoint_id, a.gitops_commit_id, a.assigned_at,
+           v.build_time,
            lead(a.assigned_at) OVER (PARTITION BY a.deployment_target_id ORDER BY a.assigned_at, a.gitops_commit_id) AS superseded_at
       FROM deployment_target t
       JOIN deployment_assignment a ON a.deployment_target_id = t.id
+      JOIN workload_version v ON v.id = a.workload_version_id
      WHERE t.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM touched)
   ), refreshing AS (
     SELECT l.*
@@ -94,7 +135,7 @@ BEGIN
       JOIN deployment_state s ON s.manifests_endpoint_id = r.manifests_endpoint_id
      WHERE r.superseded_at IS NULL
   ), subscribers AS (
-    SELECT m.assignment_id, m.reconciler_id, p.succeeded_at, p.failed_at,
+    SELECT m.assignment_id, m.reconciler_id, c.host_id, p.succeeded_at, p.failed_at,
            count(*) OVER (PARTITION BY m.assignment_id) AS n,
            row_number() OVER (PARTITION BY m.assignment_id ORDER BY p.succeeded_at NULLS LAST, hh.name, c.name) AS k
       FROM subscribed m
@@ -114,39 +155,43 @@ BEGIN
       FROM subscribers
      GROUP BY assignment_id
   ), laggards AS (
-    SELECT s.assignment_id,
-           array_agg(s.reconciler_id ORDER BY s.k DESC) AS reconciler_ids,
-           array_agg(s.succeeded_at ORDER BY s.k DESC) AS succeeded_at
+    SELECT s.assignment_id, row_number() OVER (PARTITION BY s.assignment_id ORDER BY s.k DESC)::int AS position,
+           r.deployment_target_id, r.assigned_at, s.reconciler_id, s.host_id, s.succeeded_at,
+           kalypso_seconds_between(p.converged_50_at, s.succeeded_at) AS behind_seconds
       FROM subscribers s
       JOIN points p USING (assignment_id)
+      JOIN refreshing r USING (assignment_id)
      WHERE s.k > s.n - ceil(s.n * 0.1)
        AND (s.succeeded_at IS NULL OR p.converged_50_at IS NULL OR s.succeeded_at > p.converged_50_at)
-     GROUP BY s.assignment_id
+  ), cleared AS (
+    -- No unique key here: this statement's DELETE sees only the rows from before it, its INSERT adds the new ones.
+    DELETE FROM rollout_laggard WHERE assignment_id IN (SELECT assignment_id FROM refreshing)
+  ), lagging AS (
+    INSERT INTO rollout_laggard (assignment_id, position, deployment_target_id, assigned_at, reconciler_id, host_id,
+                                 succeeded_at, behind_seconds)
+    SELECT assignment_id, position, deployment_target_id, assigned_at, reconciler_id, host_id, succeeded_at, behind_seconds
+      FROM laggards
   )
-  INSERT INTO rollout AS o (assignment_id, deployment_target_id, gitops_commit_id, assigned_at, superseded_at,
+  INSERT INTO rollout AS o (assignment_id, deployment_target_id, gitops_commit_id, assigned_at, build_time, superseded_at,
                             subscribers, succeeded, failed, first_success_at, converged_50_at, converged_90_at,
-                            converged_at, first_failure_at, lagging_reconciler_ids, lagging_succeeded_at)
-  SELECT r.assignment_id, r.deployment_target_id, r.gitops_commit_id, r.assigned_at, r.superseded_at,
+                            converged_at, first_failure_at)
+  SELECT r.assignment_id, r.deployment_target_id, r.gitops_commit_id, r.assigned_at, r.build_time, r.superseded_at,
          coalesce(p.subscribers, 0), coalesce(p.succeeded, 0), coalesce(p.failed, 0), p.first_success_at,
-         p.converged_50_at, p.converged_90_at, p.converged_at, p.first_failure_at,
-         coalesce(l.reconciler_ids, '{}'), coalesce(l.succeeded_at, '{}')
+         p.converged_50_at, p.converged_90_at, p.converged_at, p.first_failure_at
     FROM refreshing r
     LEFT JOIN points p USING (assignment_id)
-    LEFT JOIN laggards l USING (assignment_id)
   ON CONFLICT (assignment_id) DO UPDATE
      SET deployment_target_id = excluded.deployment_target_id, gitops_commit_id = excluded.gitops_commit_id,
-         assigned_at = excluded.assigned_at, superseded_at = excluded.superseded_at, subscribers = excluded.subscribers,
+         assigned_at = excluded.assigned_at, build_time = excluded.build_time, superseded_at = excluded.superseded_at,
+         subscribers = excluded.subscribers,
          succeeded = excluded.succeeded, failed = excluded.failed, first_success_at = excluded.first_success_at,
          converged_50_at = excluded.converged_50_at, converged_90_at = excluded.converged_90_at,
-         converged_at = excluded.converged_at, first_failure_at = excluded.first_failure_at,
-         lagging_reconciler_ids = excluded.lagging_reconciler_ids, lagging_succeeded_at = excluded.lagging_succeeded_at,
-         refreshed_at = now()
-   WHERE (o.superseded_at, o.subscribers, o.succeeded, o.failed, o.first_success_at, o.converged_50_at, o.converged_90_at,
-          o.converged_at, o.first_failure_at, o.lagging_reconciler_ids, o.lagging_succeeded_at)
+         converged_at = excluded.converged_at, first_failure_at = excluded.first_failure_at, refreshed_at = now()
+   WHERE (o.build_time, o.superseded_at, o.subscribers, o.succeeded, o.failed, o.first_success_at, o.converged_50_at, o.converged_90_at,
+          o.converged_at, o.first_failure_at)
          IS DISTINCT FROM
-         (excluded.superseded_at, excluded.subscribers, excluded.succeeded, excluded.failed, excluded.first_success_at,
-          excluded.converged_50_at, excluded.converged_90_at, excluded.converged_at, excluded.first_failure_at,
-          excluded.lagging_reconciler_ids, excluded.lagging_succeeded_at);
+         (excluded.build_time, excluded.superseded_at, excluded.subscribers, excluded.succeeded, excluded.failed, excluded.first_success_at,
+          excluded.converged_50_at, excluded.converged_90_at, excluded.converged_at, excluded.first_failure_at);
   GET DIAGNOSTICS refreshed = ROW_COUNT;
 
   -- Restores depend on the later rollouts of the same target: recompute them for every target touched.
@@ -177,39 +222,21 @@ REVOKE EXECUTE ON FUNCTION kalypso_refresh_rollouts(bigint[], timestamptz[], tim
 SELECT kalypso_refresh_rollouts(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz))
   FROM manifests_endpoint;
 
--- Seconds from one moment to a later one; 0 when it came first, NULL when either has not come.
--- (greatest() alone would turn NULL into 0: it ignores NULL arguments.)
-CREATE FUNCTION kalypso_seconds_between(from_time timestamptz, to_time timestamptz) RETURNS numeric
-LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT greatest(0, extract(epoch FROM to_time - from_time)) $$;
-
 -- One row per rollout, named, with the durations the delivery metrics aggregate (seconds; NULL when
 -- the moment has not come). Lead times start at the version's build time; convergence at the
 -- assignment (a reconciler that applied the commit before the descriptor arrived counts as 0).
+-- rollout_id identifies a rollout across queries (it is the assignment's id).
 CREATE VIEW kalypso_delivery_rollout AS
-SELECT t.environment, t.environment_order, t.workspace, t.application, t.workload, t.deployment_target,
-       me.endpoint AS manifests_endpoint, v.version, v.build, o.gitops_commit_id AS commit_id, v.build_time,
-       o.assigned_at, o.superseded_at, o.subscribers, o.succeeded AS subscribers_succeeded,
-       o.failed AS subscribers_failed,
-       CASE WHEN o.subscribers = 0 THEN 'no_subscribers'
-            WHEN o.converged_at IS NOT NULL THEN 'succeeded'
-            WHEN o.first_failure_at IS NOT NULL THEN 'failed'
-            WHEN o.superseded_at IS NOT NULL THEN 'superseded'
-            ELSE 'in_progress' END AS status,
-       o.converged_at IS NOT NULL AS converged,
-       o.first_failure_at IS NOT NULL AS had_failure,
+SELECT o.assignment_id AS rollout_id, t.environment, t.environment_order, t.workspace, t.application, t.workload,
+       t.deployment_target, me.endpoint AS manifests_endpoint, v.version, v.build, o.gitops_commit_id AS commit_id,
+       o.build_time, o.assigned_at, o.assigned_day, o.superseded_at, o.subscribers,
+       o.succeeded AS subscribers_succeeded, o.failed AS subscribers_failed, o.status,
+       o.converged_at IS NOT NULL AS converged, o.first_failure_at IS NOT NULL AS had_failure,
        o.first_success_at, o.converged_50_at, o.converged_90_at, o.converged_at, o.first_failure_at, o.restored_at,
-       kalypso_seconds_between(v.build_time, o.first_success_at) AS lead_time_first_host_seconds,
-       kalypso_seconds_between(v.build_time, o.converged_at) AS lead_time_last_host_seconds,
-       kalypso_seconds_between(o.assigned_at, o.converged_50_at) AS convergence_50_seconds,
-       kalypso_seconds_between(o.assigned_at, o.converged_90_at) AS convergence_90_seconds,
-       kalypso_seconds_between(o.assigned_at, o.converged_at) AS convergence_100_seconds,
-       kalypso_seconds_between(o.assigned_at, o.superseded_at) AS superseded_after_seconds,
-       kalypso_seconds_between(o.first_failure_at, o.restored_at) AS restore_seconds,
-       ARRAY(SELECT h.name
-               FROM unnest(o.lagging_reconciler_ids) WITH ORDINALITY AS l(reconciler_id, position)
-               JOIN reconciler r ON r.id = l.reconciler_id
-               JOIN host h ON h.id = r.host_id
-              ORDER BY l.position) AS lagging_hosts
+       o.lead_time_first_host_seconds, o.lead_time_last_host_seconds, o.convergence_50_seconds, o.convergence_90_seconds,
+       o.convergence_100_seconds, o.superseded_after_seconds, o.restore_seconds,
+       ARRAY(SELECT h.name FROM rollout_laggard l JOIN host h ON h.id = l.host_id
+              WHERE l.assignment_id = o.assignment_id ORDER BY l.position) AS lagging_hosts
   FROM rollout o
   JOIN kalypso_deployment_target t ON t.id = o.deployment_target_id
   JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
@@ -218,14 +245,14 @@ SELECT t.environment, t.environment_order, t.workspace, t.application, t.workloa
 
 -- One row per laggard of a rollout: which host lagged, and how far behind the 50 % point it succeeded.
 CREATE VIEW kalypso_delivery_laggard AS
-SELECT t.environment, t.workspace, t.application, t.workload, t.deployment_target, o.gitops_commit_id AS commit_id,
-       o.assigned_at, h.name AS host, r.name AS reconciler, l.succeeded_at, l.succeeded_at IS NOT NULL AS converged,
-       kalypso_seconds_between(o.converged_50_at, l.succeeded_at) AS behind_seconds
-  FROM rollout o
-  CROSS JOIN LATERAL unnest(o.lagging_reconciler_ids, o.lagging_succeeded_at) AS l(reconciler_id, succeeded_at)
+SELECT l.assignment_id AS rollout_id, t.environment, t.workspace, t.application, t.workload, t.deployment_target,
+       o.gitops_commit_id AS commit_id, l.assigned_at, l.position, h.name AS host, r.name AS reconciler, l.succeeded_at,
+       l.succeeded_at IS NOT NULL AS converged, l.behind_seconds
+  FROM rollout_laggard l
+  JOIN rollout o ON o.assignment_id = l.assignment_id
   JOIN reconciler r ON r.id = l.reconciler_id
-  JOIN host h ON h.id = r.host_id
-  JOIN kalypso_deployment_target t ON t.id = o.deployment_target_id;
+  JOIN host h ON h.id = l.host_id
+  JOIN kalypso_deployment_target t ON t.id = l.deployment_target_id;
 
 DO $$
 BEGIN

@@ -96,85 +96,84 @@ const MAX_TREND_DAYS = 400;
 export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFilter): Promise<DeliveryReport> {
   // Read-your-writes: whatever any replica has written is in the rollout table before it is read.
   await refreshRollouts(db, { wait: true });
-  const where = rolloutsIn(filter);
-  const changeFailure = sql`(r.had_failure OR (${filter.fixWindowSeconds}::float8 > 0 AND r.superseded_after_seconds <= ${filter.fixWindowSeconds}::float8))`;
+  // The rollout table itself, not the named view: the same columns, without joining five tables
+  // for every rollout of the window (the slice is resolved to deployment target ids instead).
+  const changeFailure = sql`(o.first_failure_at IS NOT NULL OR (${filter.fixWindowSeconds}::float8 > 0 AND o.superseded_after_seconds <= ${filter.fixWindowSeconds}::float8))`;
   // Judged: ended one way or another. A rollout still under way has not yet succeeded or failed.
-  const judged = sql`(r.converged OR r.had_failure OR r.superseded_at IS NOT NULL)`;
+  const judged = sql`(o.converged_at IS NOT NULL OR o.first_failure_at IS NOT NULL OR o.superseded_at IS NOT NULL)`;
+  const counts = sql`count(*) FILTER (WHERE o.subscribers > 0)::int AS rollouts,
+                     count(*) FILTER (WHERE o.status = 'succeeded')::int AS succeeded,
+                     count(*) FILTER (WHERE o.subscribers > 0 AND ${judged})::int AS judged,
+                     count(*) FILTER (WHERE o.subscribers > 0 AND ${judged} AND ${changeFailure})::int AS change_failures`;
 
-  const summaries = await sql<SummaryRow>`
-    WITH r AS (
-      SELECT r.*, ${changeFailure} AS change_failure, ${judged} AS judged,
-             to_char(r.assigned_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
-        FROM kalypso_delivery_rollout r
-       WHERE ${where}
-    )
-    SELECT grouping(day) = 1 AS overall, day,
-           count(*) FILTER (WHERE subscribers > 0)::int AS rollouts,
-           count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded,
-           count(*) FILTER (WHERE status = 'failed')::int AS failed,
-           count(*) FILTER (WHERE status = 'superseded')::int AS superseded,
-           count(*) FILTER (WHERE status = 'in_progress')::int AS in_progress,
-           count(*) FILTER (WHERE subscribers = 0)::int AS without_subscribers,
-           count(*) FILTER (WHERE subscribers > 0 AND build_time IS NULL)::int AS without_build_time,
-           ${durationColumns('lead_first', sql`lead_time_first_host_seconds`)},
-           ${durationColumns('lead_last', sql`lead_time_last_host_seconds`)},
-           ${durationColumns('conv50', sql`convergence_50_seconds`)},
-           ${durationColumns('conv90', sql`convergence_90_seconds`)},
-           ${durationColumns('conv100', sql`convergence_100_seconds`)},
-           ${durationColumns('restore', sql`restore_seconds`)},
-           count(*) FILTER (WHERE subscribers > 0 AND judged)::int AS judged,
-           count(*) FILTER (WHERE subscribers > 0 AND judged AND change_failure)::int AS change_failures,
-           count(*) FILTER (WHERE subscribers > 0 AND had_failure)::int AS with_failure_reports,
-           count(*) FILTER (WHERE subscribers > 0 AND judged AND change_failure AND NOT had_failure)::int AS superseded_within_fix_window
-      FROM r
-     GROUP BY GROUPING SETS ((), (day))
-     ORDER BY day NULLS FIRST`.execute(db);
+  // Four independent reads, on separate connections at once.
+  const [overall, days, laggards, recent] = await Promise.all([
+    sql<OverallRow>`
+      SELECT ${counts},
+             count(*) FILTER (WHERE o.status = 'failed')::int AS failed,
+             count(*) FILTER (WHERE o.status = 'superseded')::int AS superseded,
+             count(*) FILTER (WHERE o.status = 'in_progress')::int AS in_progress,
+             count(*) FILTER (WHERE o.subscribers = 0)::int AS without_subscribers,
+             count(*) FILTER (WHERE o.subscribers > 0 AND o.build_time IS NULL)::int AS without_build_time,
+             count(*) FILTER (WHERE o.subscribers > 0 AND o.first_failure_at IS NOT NULL)::int AS with_failure_reports,
+             count(*) FILTER (WHERE o.subscribers > 0 AND ${judged} AND ${changeFailure} AND o.first_failure_at IS NULL)::int AS superseded_within_fix_window,
+             ${durationColumns('lead_first', sql`o.lead_time_first_host_seconds`)},
+             ${durationColumns('lead_last', sql`o.lead_time_last_host_seconds`)},
+             ${durationColumns('conv50', sql`o.convergence_50_seconds`)},
+             ${durationColumns('conv90', sql`o.convergence_90_seconds`)},
+             ${durationColumns('conv100', sql`o.convergence_100_seconds`)},
+             ${durationColumns('restore', sql`o.restore_seconds`)}
+        FROM rollout o
+       WHERE ${rolloutsIn('o', filter)}`.execute(db),
+    sql<DayRow>`
+      SELECT to_char(o.assigned_day, 'YYYY-MM-DD') AS day, ${counts},
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY o.lead_time_last_host_seconds) FILTER (WHERE o.subscribers > 0) AS lead_time_median,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY o.convergence_100_seconds) FILTER (WHERE o.subscribers > 0) AS convergence_median
+        FROM rollout o
+       WHERE ${rolloutsIn('o', filter)}
+       GROUP BY o.assigned_day
+       ORDER BY o.assigned_day`.execute(db),
+    sql<LaggardRow>`
+      SELECT h.name AS host, x.lagged, x.not_converged, x.median_behind, x.max_behind
+        FROM (SELECT l.host_id, count(*)::int AS lagged, count(*) FILTER (WHERE l.succeeded_at IS NULL)::int AS not_converged,
+                     percentile_cont(0.5) WITHIN GROUP (ORDER BY l.behind_seconds) AS median_behind, max(l.behind_seconds) AS max_behind
+                FROM rollout_laggard l
+               WHERE ${rolloutsIn('l', filter)}
+                 ${filter.host === undefined ? sql`` : sql`AND l.host_id IN (SELECT id FROM host WHERE name = ${filter.host})`}
+               GROUP BY l.host_id) x
+        JOIN host h ON h.id = x.host_id
+       ORDER BY x.lagged DESC, x.not_converged DESC, x.median_behind DESC NULLS FIRST, h.name
+       LIMIT ${LAGGING_HOSTS_LISTED}`.execute(db),
+    newestRollouts(db, filter, sql`${changeFailure} AND ${judged}`),
+  ]);
 
-  const laggards = await sql<{ host: string; lagged: number; not_converged: number; median_behind: number | null; max_behind: number | null }>`
-    SELECT l.host, count(*)::int AS lagged, count(*) FILTER (WHERE NOT l.converged)::int AS not_converged,
-           percentile_cont(0.5) WITHIN GROUP (ORDER BY l.behind_seconds) AS median_behind, max(l.behind_seconds)::float8 AS max_behind
-      FROM kalypso_delivery_laggard l
-     WHERE ${namesMatch('l', filter)} AND l.assigned_at >= ${filter.since} AND l.assigned_at < ${filter.until}
-       ${filter.host === undefined ? sql`` : sql`AND l.host = ${filter.host}`}
-     GROUP BY l.host
-     ORDER BY lagged DESC, not_converged DESC, median_behind DESC NULLS FIRST, l.host
-     LIMIT ${LAGGING_HOSTS_LISTED}`.execute(db);
-
-  const recent = await sql<RolloutRow>`
-    SELECT r.*, ${changeFailure} AND ${judged} AS change_failure
-      FROM kalypso_delivery_rollout r
-     WHERE ${where} AND r.subscribers > 0
-     ORDER BY r.assigned_at DESC, r.environment_order, r.workspace, r.application, r.workload, r.deployment_target
-     LIMIT ${filter.limit}`.execute(db);
-
-  // The empty grouping set yields its row even when no rollout matches.
-  const overall = summaries.rows.find((row) => row.overall)!;
-  const days = (filter.until.getTime() - filter.since.getTime()) / 86_400_000;
+  const totals = overall.rows[0]!;
+  const windowDays = (filter.until.getTime() - filter.since.getTime()) / 86_400_000;
   return {
-    window: { since: filter.since, until: filter.until, days: round(days, 4) },
+    window: { since: filter.since, until: filter.until, days: round(windowDays, 4) },
     fixWindowSeconds: filter.fixWindowSeconds,
     rollouts: {
-      total: overall.rollouts,
-      succeeded: overall.succeeded,
-      failed: overall.failed,
-      superseded: overall.superseded,
-      inProgress: overall.in_progress,
-      withoutSubscribers: overall.without_subscribers,
+      total: totals.rollouts,
+      succeeded: totals.succeeded,
+      failed: totals.failed,
+      superseded: totals.superseded,
+      inProgress: totals.in_progress,
+      withoutSubscribers: totals.without_subscribers,
     },
-    deploymentFrequency: { successfulRollouts: overall.succeeded, perDay: days > 0 ? round(overall.succeeded / days, 4) : 0 },
-    leadTime: { firstHost: duration(overall, 'lead_first'), lastHost: duration(overall, 'lead_last'), withoutBuildTime: overall.without_build_time },
-    convergence: { to50Percent: duration(overall, 'conv50'), to90Percent: duration(overall, 'conv90'), to100Percent: duration(overall, 'conv100') },
+    deploymentFrequency: { successfulRollouts: totals.succeeded, perDay: windowDays > 0 ? round(totals.succeeded / windowDays, 4) : 0 },
+    leadTime: { firstHost: duration(totals, 'lead_first'), lastHost: duration(totals, 'lead_last'), withoutBuildTime: totals.without_build_time },
+    convergence: { to50Percent: duration(totals, 'conv50'), to90Percent: duration(totals, 'conv90'), to100Percent: duration(totals, 'conv100') },
     changeFailureRate: {
-      judged: overall.judged,
-      failures: overall.change_failures,
-      withFailureReports: overall.with_failure_reports,
-      supersededWithinFixWindow: overall.superseded_within_fix_window,
-      rate: overall.judged > 0 ? round(overall.change_failures / overall.judged, 4) : null,
+      judged: totals.judged,
+      failures: totals.change_failures,
+      withFailureReports: totals.with_failure_reports,
+      supersededWithinFixWindow: totals.superseded_within_fix_window,
+      rate: rate(totals.change_failures, totals.judged),
     },
     timeToRestore: {
-      ...duration(overall, 'restore'),
-      failures: overall.with_failure_reports,
-      notRestored: overall.with_failure_reports - overall.restore_count,
+      ...duration(totals, 'restore'),
+      failures: totals.with_failure_reports,
+      notRestored: totals.with_failure_reports - totals.restore_count,
     },
     laggingHosts: laggards.rows.map((row) => ({
       host: row.host,
@@ -183,17 +182,17 @@ export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFi
       medianBehindSeconds: seconds(row.median_behind),
       maxBehindSeconds: seconds(row.max_behind),
     })),
-    trend: everyDay(filter, summaries.rows.filter((row) => !row.overall)).map((row) => ({
-        day: row.day!,
-        rollouts: row.rollouts,
-        successful: row.succeeded,
-        judged: row.judged,
-        changeFailures: row.change_failures,
-        changeFailureRate: row.judged > 0 ? round(row.change_failures / row.judged, 4) : null,
-        leadTimeMedianSeconds: seconds(row.lead_last_median),
-        convergenceMedianSeconds: seconds(row.conv100_median),
-      })),
-    recentRollouts: recent.rows.map((row) => ({
+    trend: everyDay(filter, days.rows).map((row) => ({
+      day: row.day,
+      rollouts: row.rollouts,
+      successful: row.succeeded,
+      judged: row.judged,
+      changeFailures: row.change_failures,
+      changeFailureRate: rate(row.change_failures, row.judged),
+      leadTimeMedianSeconds: seconds(row.lead_time_median),
+      convergenceMedianSeconds: seconds(row.convergence_median),
+    })),
+    recentRollouts: recent.map((row) => ({
       environment: row.environment,
       workspace: row.workspace,
       application: row.application,
@@ -221,72 +220,106 @@ export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFi
 }
 
 /** Days without rollouts as zeros, so that a trend is a continuous series (up to MAX_TREND_DAYS). */
-function everyDay(filter: DeliveryFilter, rows: readonly SummaryRow[]): SummaryRow[] {
-  const byDay = new Map(rows.map((row) => [row.day!, row]));
+function everyDay(filter: DeliveryFilter, rows: readonly DayRow[]): DayRow[] {
+  const byDay = new Map(rows.map((row) => [row.day, row]));
   const first = Date.UTC(filter.since.getUTCFullYear(), filter.since.getUTCMonth(), filter.since.getUTCDate());
-  const filled: SummaryRow[] = [];
-  for (let day = first; day < filter.until.getTime() && filled.length < MAX_TREND_DAYS; day += 86_400_000) {
+  const filled: DayRow[] = [];
+  for (let day = first; day < filter.until.getTime() && filled.length <= MAX_TREND_DAYS; day += 86_400_000) {
     const name = new Date(day).toISOString().slice(0, 10);
-    filled.push(byDay.get(name) ?? emptyDay(name));
+    filled.push(
+      byDay.get(name) ?? { day: name, rollouts: 0, succeeded: 0, judged: 0, change_failures: 0, lead_time_median: null, convergence_median: null },
+    );
   }
-  // Beyond the cap, the days that have rollouts are listed as they are.
-  return filled.length < MAX_TREND_DAYS ? filled : rows.slice();
+  // A window longer than the cap lists the days that have rollouts only.
+  return filled.length <= MAX_TREND_DAYS ? filled : rows.slice();
 }
 
-function emptyDay(day: string): SummaryRow {
-  const row: Record<string, unknown> = { overall: false, day };
-  for (const name of ['rollouts', 'succeeded', 'judged', 'change_failures', 'lead_last_median', 'conv100_median']) {
-    row[name] = name.endsWith('_median') ? null : 0;
-  }
-  return row as SummaryRow;
-}
-
-/** The rollouts of the window and slice; a host selects the rollouts of the endpoints its reconcilers pull. */
-function rolloutsIn(filter: DeliveryFilter): RawBuilder<boolean> {
-  const host =
-    filter.host === undefined
-      ? sql`true`
-      : sql`r.manifests_endpoint IN (SELECT me.endpoint FROM host h JOIN reconciler c ON c.host_id = h.id
-                                       JOIN manifests_endpoint me ON me.id = c.manifests_endpoint_id WHERE h.name = ${filter.host})`;
-  return sql<boolean>`r.assigned_at >= ${filter.since} AND r.assigned_at < ${filter.until} AND ${namesMatch('r', filter)} AND ${host}`;
-}
-
-function namesMatch(alias: string, filter: DeliveryFilter): RawBuilder<boolean> {
-  const conditions: RawBuilder<unknown>[] = [sql`true`];
+/**
+ * The rollouts of the window and slice. Names resolve to deployment target ids; a host selects
+ * the rollouts of the endpoints its reconcilers pull.
+ */
+function rolloutsIn(alias: 'o' | 'l', filter: DeliveryFilter): RawBuilder<boolean> {
+  const column = (name: string) => sql.ref(`${alias}.${name}`);
+  const conditions: RawBuilder<unknown>[] = [sql`${column('assigned_at')} >= ${filter.since}`, sql`${column('assigned_at')} < ${filter.until}`];
+  const names: RawBuilder<unknown>[] = [];
   const add = (column: string, value: string | undefined) => {
-    if (value !== undefined) conditions.push(sql`${sql.ref(`${alias}.${column}`)} = ${value}`);
+    if (value !== undefined) names.push(sql`${sql.ref(`t.${column}`)} = ${value}`);
   };
   add('environment', filter.environment);
   add('workspace', filter.workspace);
   add('application', filter.application);
   add('workload', filter.workload);
-  add('deployment_target', filter.deploymentTarget);
+  add('name', filter.deploymentTarget);
+  if (names.length > 0) {
+    conditions.push(sql`${column('deployment_target_id')} IN (SELECT t.id FROM deployment_target_named t WHERE ${sql.join(names, sql` AND `)})`);
+  }
+  if (filter.host !== undefined) {
+    conditions.push(sql`${column('deployment_target_id')} IN (
+      SELECT t.id FROM host h JOIN reconciler c ON c.host_id = h.id
+        JOIN deployment_target t ON t.manifests_endpoint_id = c.manifests_endpoint_id
+       WHERE h.name = ${filter.host})`);
+  }
   return sql<boolean>`(${sql.join(conditions, sql` AND `)})`;
 }
 
-function durationColumns(name: string, column: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`count(${column}) FILTER (WHERE subscribers > 0)::int AS ${sql.raw(`${name}_count`)},
-             percentile_cont(0.5) WITHIN GROUP (ORDER BY ${column}) FILTER (WHERE subscribers > 0) AS ${sql.raw(`${name}_median`)},
-             percentile_cont(0.9) WITHIN GROUP (ORDER BY ${column}) FILTER (WHERE subscribers > 0) AS ${sql.raw(`${name}_p90`)}`;
+/**
+ * The newest rollouts of the slice, named. In two steps: the planner would otherwise name every
+ * rollout of the window before keeping the newest few.
+ */
+async function newestRollouts(db: Kysely<HubDatabase>, filter: DeliveryFilter, changeFailure: RawBuilder<unknown>): Promise<RolloutRow[]> {
+  if (filter.limit === 0) return [];
+  const newest = await sql<{ id: number }>`
+    SELECT o.assignment_id AS id FROM rollout o
+     WHERE ${rolloutsIn('o', filter)} AND o.subscribers > 0
+     ORDER BY o.assigned_at DESC LIMIT ${filter.limit}`.execute(db);
+  if (newest.rows.length === 0) return [];
+  const rows = await sql<RolloutRow>`
+    SELECT r.*, ${changeFailure} AS change_failure
+      FROM kalypso_delivery_rollout r
+      JOIN rollout o ON o.assignment_id = r.rollout_id
+     WHERE r.rollout_id = ANY(${newest.rows.map((row) => row.id)}::bigint[])
+     ORDER BY r.assigned_at DESC, r.environment_order, r.workspace, r.application, r.workload, r.deployment_target`.execute(db);
+  return rows.rows;
+}
+
+/** Count, median and 90th percentile of a duration; one sort serves both percentiles. */
+function durationColumns(name: DurationName, column: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`count(${column}) FILTER (WHERE o.subscribers > 0)::int AS ${sql.raw(`${name}_count`)},
+             percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY ${column}) FILTER (WHERE o.subscribers > 0) AS ${sql.raw(`${name}_percentiles`)}`;
 }
 
 type DurationName = 'lead_first' | 'lead_last' | 'conv50' | 'conv90' | 'conv100' | 'restore';
 
-type SummaryRow = {
-  overall: boolean;
-  day: string | null;
+interface Counts {
   rollouts: number;
   succeeded: number;
+  judged: number;
+  change_failures: number;
+}
+
+type OverallRow = Counts & {
   failed: number;
   superseded: number;
   in_progress: number;
   without_subscribers: number;
   without_build_time: number;
-  judged: number;
-  change_failures: number;
   with_failure_reports: number;
   superseded_within_fix_window: number;
-} & { [K in `${DurationName}_count`]: number } & { [K in `${DurationName}_median` | `${DurationName}_p90`]: number | null };
+} & { [K in `${DurationName}_count`]: number } & { [K in `${DurationName}_percentiles`]: (number | null)[] | null };
+
+interface LaggardRow {
+  host: string;
+  lagged: number;
+  not_converged: number;
+  median_behind: number | null;
+  max_behind: number | null;
+}
+
+interface DayRow extends Counts {
+  day: string;
+  lead_time_median: number | null;
+  convergence_median: number | null;
+}
 
 interface RolloutRow {
   environment: string;
@@ -304,22 +337,27 @@ interface RolloutRow {
   subscribers: number;
   subscribers_succeeded: number;
   subscribers_failed: number;
-  lead_time_first_host_seconds: number | string | null;
-  lead_time_last_host_seconds: number | string | null;
-  convergence_50_seconds: number | string | null;
-  convergence_90_seconds: number | string | null;
-  convergence_100_seconds: number | string | null;
-  restore_seconds: number | string | null;
+  lead_time_first_host_seconds: number | null;
+  lead_time_last_host_seconds: number | null;
+  convergence_50_seconds: number | null;
+  convergence_90_seconds: number | null;
+  convergence_100_seconds: number | null;
+  restore_seconds: number | null;
   lagging_hosts: string[];
 }
 
-function duration(row: SummaryRow, name: DurationName): DurationSummary {
-  return { count: row[`${name}_count`], medianSeconds: seconds(row[`${name}_median`]), p90Seconds: seconds(row[`${name}_p90`]) };
+function duration(row: OverallRow, name: DurationName): DurationSummary {
+  const [median, p90] = row[`${name}_percentiles`] ?? [null, null];
+  return { count: row[`${name}_count`], medianSeconds: seconds(median ?? null), p90Seconds: seconds(p90 ?? null) };
 }
 
-/** Seconds to the millisecond; extract(epoch …) arrives as numeric text. */
-function seconds(value: number | string | null): number | null {
-  return value === null ? null : round(Number(value), 3);
+function rate(part: number, whole: number): number | null {
+  return whole > 0 ? round(part / whole, 4) : null;
+}
+
+/** Seconds to the millisecond. */
+function seconds(value: number | null): number | null {
+  return value === null ? null : round(value, 3);
 }
 
 function round(value: number, digits: number): number {
