@@ -133,7 +133,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       log,
     );
     cleanup.push(() => historyMaintenance.stop());
-    const rolloutRefresh = scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, log);
+    const rolloutRefresh = scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, metrics, log);
     cleanup.push(() => rolloutRefresh.stop());
 
     const writer = new RecordWriter(database.db, log, { retryAfterSeconds: 5, stateChanges });

@@ -14,6 +14,9 @@ export interface HubMetrics {
   readonly inFlightWrites: Gauge;
   /** HTTP API latency by method, route pattern and status. */
   readonly httpRequestSeconds: Histogram<'method' | 'route' | 'status'>;
+  /** Periodic refreshes of the rollout table behind the delivery metrics. */
+  readonly rolloutRefreshSeconds: Histogram;
+  readonly rolloutsRefreshed: Counter;
 }
 
 export function createHubMetrics(options: { processMetrics: boolean }): HubMetrics {
@@ -50,6 +53,17 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
       help: 'HTTP API request latency.',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 300],
+      registers: [registry],
+    }),
+    rolloutRefreshSeconds: new Histogram({
+      name: 'kalypso_rollout_refresh_seconds',
+      help: 'Time of one periodic refresh of the rollouts behind the delivery metrics (skipped when another replica refreshes).',
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    rolloutsRefreshed: new Counter({
+      name: 'kalypso_rollouts_refreshed_total',
+      help: 'Rollouts whose delivery numbers a periodic refresh changed.',
       registers: [registry],
     }),
   };

@@ -5,6 +5,7 @@
 // earlier can never overwrite a later one's result.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Logger } from '../log/logger.ts';
+import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from './database-schema.ts';
 
 const LOCK = sql`hashtext('kalypso_rollout_refresh')`;
@@ -46,14 +47,23 @@ export async function refreshRollouts(db: Kysely<HubDatabase>, options: { readon
 }
 
 /** Refreshes every `intervalMs` until stopped; failures are logged and retried on the next tick. */
-export function scheduleRolloutRefresh(db: Kysely<HubDatabase>, intervalMs: number, log: Logger): { stop(): Promise<void> } {
+export function scheduleRolloutRefresh(
+  db: Kysely<HubDatabase>,
+  intervalMs: number,
+  metrics: Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed'>,
+  log: Logger,
+): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   const tick = (): void => {
     if (running !== undefined) return;
+    const started = performance.now();
     running = refreshRollouts(db, { wait: false })
       .then(
         (changed) => {
-          if (changed !== undefined && changed > 0) log.debug({ rollouts: changed }, 'rollouts refreshed');
+          if (changed === undefined) return;
+          metrics.rolloutRefreshSeconds.observe((performance.now() - started) / 1_000);
+          metrics.rolloutsRefreshed.inc(changed);
+          if (changed > 0) log.debug({ rollouts: changed }, 'rollouts refreshed');
         },
         (error: unknown) => log.warn({ err: error }, 'rollout refresh failed; will retry'),
       )

@@ -331,3 +331,28 @@ describe('the views Grafana reads', () => {
     }
   });
 });
+
+describe('the periodic refresh', () => {
+  it('brings a new report into the views without anyone asking the API', async () => {
+    const exporter = createExporter('grpc', hub.ports);
+    expect((await exportLogs(exporter, await buildLogRecords([state('dev-2', CART, 'dev', 'cd2', 'success', 1515)]))).code).toBe(ExportResultCode.SUCCESS);
+    await exporter.shutdown();
+    const client = new pg.Client({ connectionString: testDb.url });
+    await client.connect();
+    try {
+      // D2 converges: dev-2 applied it 15 minutes after the assignment.
+      const row = await waitFor(async () => {
+        const { rows } = await client.query(
+          `SELECT status, convergence_100_seconds AS c100, lagging_hosts FROM kalypso_delivery_rollout WHERE commit_id = 'cd2'`,
+        );
+        return rows[0]?.status === 'succeeded' ? rows[0] : undefined;
+      }, 'the refresh timer');
+      expect(row).toEqual({ status: 'succeeded', c100: 900, lagging_hosts: ['dev-2'] });
+      const metrics = await (await fetch(`http://127.0.0.1:${hub.ports.http}/metrics`)).text();
+      expect(Number(/^kalypso_rollouts_refreshed_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+      expect(Number(/^kalypso_rollout_refresh_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+    } finally {
+      await client.end();
+    }
+  });
+});
