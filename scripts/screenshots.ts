@@ -45,12 +45,13 @@ try {
     ['history', '/history?environment=staging'],
     ['drift', '/drift'],
     ['rollout', `/rollout?endpoint=${encodeURIComponent(scenario.rolloutEndpoint)}&commit=${scenario.rolloutCommit}`],
+    ['delivery', '/delivery'],
   ];
   const browser = await launchBrowser();
   const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
   for (const [name, url] of pages) {
     await page.goto(base + url);
-    await page.waitForSelector('main table, main ol.timeline li, main .all-good');
+    await page.waitForSelector('main table, main ol.timeline li, main .all-good, main .tiles');
     await page.waitForTimeout(300);
     await page.screenshot({ path: path.join(out, `${name}.png`) });
     process.stderr.write(`[screenshots] ${name}.png\n`);

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
 
 const APP_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'app');
-export const UI_PAGES = ['/', '/hosts', '/hosts/:host', '/history', '/drift', '/rollout'] as const;
+export const UI_PAGES = ['/', '/hosts', '/hosts/:host', '/history', '/drift', '/rollout', '/delivery'] as const;
 
 const SHELL = `<!doctype html>
 <html lang="en">
@@ -30,6 +30,7 @@ const SHELL = `<!doctype html>
       <a href="/history">History</a>
       <a href="/drift">Drift</a>
       <a href="/rollout">Rollout</a>
+      <a href="/delivery">Delivery</a>
       <a href="/api/docs" target="_blank" rel="noopener">API</a>
     </nav>
   </header>

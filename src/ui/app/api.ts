@@ -107,6 +107,73 @@ export interface RolloutState extends StatusCounts {
   subscribers: { host: string; reconciler: string; status: EffectiveStatus; statusMessage: string; appliedCommit: string; observedAt: string }[];
 }
 
+/** GET /metrics/delivery (src/api/v1/delivery-routes.ts); durations in seconds, null when none. */
+export interface DurationSummary {
+  count: number;
+  medianSeconds: number | null;
+  p90Seconds: number | null;
+}
+
+export type DeliveryRolloutStatus = 'succeeded' | 'failed' | 'superseded' | 'in_progress';
+
+export interface DeliveryRollout {
+  environment: string;
+  workspace: string;
+  application: string;
+  workload: string;
+  deploymentTarget: string;
+  version: string;
+  commit: string;
+  buildTime: string | null;
+  assignedAt: string;
+  supersededAt: string | null;
+  status: DeliveryRolloutStatus;
+  changeFailure: boolean;
+  subscribers: number;
+  succeeded: number;
+  failed: number;
+  leadTimeFirstHostSeconds: number | null;
+  leadTimeLastHostSeconds: number | null;
+  convergence50Seconds: number | null;
+  convergence90Seconds: number | null;
+  convergence100Seconds: number | null;
+  restoreSeconds: number | null;
+  laggingHosts: string[];
+}
+
+export interface LaggingHost {
+  host: string;
+  lagged: number;
+  notConverged: number;
+  medianBehindSeconds: number | null;
+  maxBehindSeconds: number | null;
+}
+
+export interface DeliveryTrendDay {
+  day: string;
+  rollouts: number;
+  successful: number;
+  judged: number;
+  changeFailures: number;
+  changeFailureRate: number | null;
+  leadTimeMedianSeconds: number | null;
+  convergenceMedianSeconds: number | null;
+}
+
+export interface DeliveryReport {
+  window: { since: string; until: string; days: number };
+  fixWindowSeconds: number;
+  rollouts: { total: number; succeeded: number; failed: number; superseded: number; inProgress: number; withoutSubscribers: number };
+  deploymentFrequency: { successfulRollouts: number; perDay: number };
+  leadTime: { firstHost: DurationSummary; lastHost: DurationSummary; withoutBuildTime: number };
+  convergence: { to50Percent: DurationSummary; to90Percent: DurationSummary; to100Percent: DurationSummary };
+  changeFailureRate: { judged: number; failures: number; withFailureReports: number; supersededWithinFixWindow: number; rate: number | null };
+  timeToRestore: DurationSummary & { failures: number; notRestored: number };
+  laggingHosts: LaggingHost[];
+  trend: DeliveryTrendDay[];
+  recentRollouts: DeliveryRollout[];
+}
+
 export class ApiFailure extends Error {
   readonly status: number;
 

@@ -18,6 +18,14 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Att
   return element;
 }
 
+/** The same for SVG, whose elements must be created in their own namespace. */
+export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Record<string, string | number> = {}, ...children: (Node | string | null)[]): SVGElementTagNameMap[K] {
+  const element = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
+  for (const child of children) if (child !== null) element.append(child);
+  return element;
+}
+
 export function replaceContent(container: Element, ...children: (Child | Child[])[]): void {
   container.replaceChildren(...children.flat().filter((child): child is Node | string => child !== null && child !== undefined && child !== false).map((child) => (typeof child === 'number' ? String(child) : child)));
 }

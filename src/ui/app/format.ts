@@ -17,3 +17,18 @@ export function shortCommit(commit: string): string {
 export function localTime(iso: string): string {
   return new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
 }
+
+/** A duration in seconds that may not have come yet (null): a dash then. */
+export function optionalDuration(seconds: number | null): string {
+  return seconds === null ? '—' : duration(Math.round(seconds));
+}
+
+/** A ratio as a percentage, one decimal only when it has one (33.3 %, 40 %). */
+export function percent(ratio: number | null): string {
+  return ratio === null ? '—' : `${Number((ratio * 100).toFixed(1))} %`;
+}
+
+/** At most two decimals, and none that are zero (0.17, 2.5, 3). Not localized, like the durations. */
+export function decimal(value: number): string {
+  return String(Number(value.toFixed(2)));
+}

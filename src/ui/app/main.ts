@@ -1,6 +1,7 @@
 // The web UI's router: one module per page, chosen by the path; links within the UI navigate
 // without reloading; every page refreshes itself while visible, so the fleet view stays live.
 import { h, replaceContent } from './dom.ts';
+import { mountDelivery } from './pages/delivery-page.ts';
 import { mountDrift } from './pages/drift-page.ts';
 import { mountHistory } from './pages/history-page.ts';
 import { mountHostDetail } from './pages/host-detail-page.ts';
@@ -18,6 +19,7 @@ const routes: [RegExp, (root: HTMLElement, signal: AbortSignal, match: RegExpExe
   [/^\/history$/, (root, signal) => mountHistory(root, signal)],
   [/^\/drift$/, (root, signal) => mountDrift(root, signal)],
   [/^\/rollout$/, (root, signal) => mountRollout(root, signal)],
+  [/^\/delivery$/, (root, signal) => mountDelivery(root, signal)],
 ];
 
 let current: { controller: AbortController; page: Page } | undefined;

@@ -1,0 +1,86 @@
+// The Delivery page's tables: the hosts that keep rollouts waiting, and the newest rollouts with
+// their own numbers (the ones the headline medians are made of).
+import type { DeliveryRollout, DeliveryRolloutStatus, LaggingHost } from '../api.ts';
+import { h } from '../dom.ts';
+import { ago, localTime, optionalDuration, shortCommit } from '../format.ts';
+
+// A rollout's status in the colours of a reconciler's: a superseded rollout is grey like a stale one.
+const STATUS: Record<DeliveryRolloutStatus, [label: string, colour: string]> = {
+  succeeded: ['succeeded', 'success'],
+  failed: ['failed', 'failure'],
+  in_progress: ['in progress', 'in_progress'],
+  superseded: ['superseded', 'stale'],
+};
+
+const hostLink = (host: string) => h('a', { href: `/hosts/${encodeURIComponent(host)}` }, host);
+
+export function laggingHostsTable(hosts: LaggingHost[]): HTMLElement {
+  return h(
+    'table',
+    { class: 'lagging' },
+    h('thead', {}, h('tr', {}, ['Host', 'Lagged in', 'Not converged', 'Median behind', 'Max behind'].map((title) => h('th', { scope: 'col' }, title)))),
+    h(
+      'tbody',
+      {},
+      hosts.map((entry) =>
+        h(
+          'tr',
+          { 'data-host': entry.host },
+          h('th', { scope: 'row' }, hostLink(entry.host)),
+          h('td', { class: 'number' }, `${entry.lagged} rollout${entry.lagged === 1 ? '' : 's'}`),
+          h('td', { class: 'number' }, entry.notConverged),
+          h('td', { class: 'number' }, optionalDuration(entry.medianBehindSeconds)),
+          h('td', { class: 'number' }, optionalDuration(entry.maxBehindSeconds)),
+        ),
+      ),
+    ),
+  );
+}
+
+export function rolloutsTable(rollouts: DeliveryRollout[]): HTMLElement {
+  return h(
+    'table',
+    { class: 'rollouts' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['Assigned', 'Where', 'Version', 'Status', 'Hosts succeeded', 'Lead time first / last', 'Convergence 50 / 90 / 100 %', 'Restore', 'Lagging hosts'].map((title) =>
+          h('th', { scope: 'col' }, title),
+        ),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      rollouts.map((rollout) => {
+        const [label, colour] = STATUS[rollout.status];
+        return h(
+          'tr',
+          { 'data-environment': rollout.environment, 'data-workload': rollout.workload, 'data-version': rollout.version, 'data-status': rollout.status },
+          h('td', { title: localTime(rollout.assignedAt) }, ago(rollout.assignedAt)),
+          h('td', {}, `${rollout.environment} / ${rollout.workload} / ${rollout.deploymentTarget}`, h('span', { class: 'muted' }, ` ${rollout.workspace} / ${rollout.application}`)),
+          h('td', { title: rollout.commit }, rollout.version, h('span', { class: 'muted' }, ` ${shortCommit(rollout.commit)}`)),
+          h(
+            'td',
+            {},
+            h('span', { class: `badge ${colour}`, 'data-status': rollout.status }, label),
+            // A rollout that ended well can still have been a change failure (a host failed on the way).
+            rollout.changeFailure && rollout.status !== 'failed' ? [' ', h('span', { class: 'change-failure' }, 'change failure')] : null,
+          ),
+          h('td', { class: 'number' }, `${rollout.succeeded}/${rollout.subscribers}`, rollout.failed > 0 ? h('span', { class: 'error' }, ` · ${rollout.failed} failed`) : null),
+          h('td', { class: 'lead-time' }, `${optionalDuration(rollout.leadTimeFirstHostSeconds)} / ${optionalDuration(rollout.leadTimeLastHostSeconds)}`),
+          h(
+            'td',
+            { class: 'convergence' },
+            [rollout.convergence50Seconds, rollout.convergence90Seconds, rollout.convergence100Seconds].map(optionalDuration).join(' / '),
+          ),
+          h('td', { class: 'restore' }, optionalDuration(rollout.restoreSeconds)),
+          h('td', { class: 'lagging-hosts' }, rollout.laggingHosts.flatMap((host, index) => (index === 0 ? [hostLink(host)] : [', ', hostLink(host)]))),
+        );
+      }),
+    ),
+  );
+}
