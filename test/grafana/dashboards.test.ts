@@ -10,6 +10,7 @@ import { DASHBOARD_DIR, DASHBOARDS, DATASOURCE, dashboardText } from '../../scri
 import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
+import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { type Dashboard, type Panel, resolveVariables } from '../support/grafana.ts';
 import { writeKnownFleet } from '../support/known-fleet.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -26,6 +27,7 @@ beforeAll(async () => {
   database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
   await publishHubSettings(database.db, { staleAfterMs: 15 * 60_000 });
   await writeKnownFleet(database.db);
+  await refreshRollouts(database.db, { wait: true }); // the Delivery dashboard reads the rollouts
   reader = new pg.Client({ connectionString: testDb.url });
   await reader.connect();
   await reader.query('SET ROLE kalypso_reader');
@@ -78,6 +80,7 @@ describe('Grafana dashboards', () => {
       'Kalypso · Cluster State',
       'Kalypso · Environment State and History',
       'Kalypso · Drift',
+      'Kalypso · Delivery',
     ]);
     for (const dashboard of dashboards) {
       expect(dashboard.tags).toContain('kalypso');
