@@ -139,6 +139,10 @@ export async function generateFleet(db: Kysely<HubDatabase>, size: FleetSize, t0
            h.status_message, h.observed_at, h.observed_at + interval '1 minute', h.observed_at + interval '1 minute'
       FROM deployment_state_history h JOIN reconciler r ON r.id = h.reconciler_id
      ORDER BY h.reconciler_id, h.observed_at DESC`.execute(db);
+  step('rollouts');
+  // What the writers' refresh queue leads to (schema/0008): every endpoint's rollouts, once.
+  await sql`SELECT kalypso_refresh_rollouts(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz))
+              FROM manifests_endpoint`.execute(db);
   step('analyze');
   await sql`ANALYZE`.execute(db);
 }
