@@ -1,8 +1,8 @@
-// Every Grafana panel's query on a generated fleet, as Grafana would run it: variables at "All",
-// macros expanded for the dashboard's default time range, as kalypso_reader.
+// Every Grafana panel's query on a generated fleet, as Grafana would run it: variables at "All" (or
+// their default), macros expanded for the dashboard's default time range, as kalypso_reader.
 import pg from 'pg';
 import { DASHBOARDS } from '../scripts/grafana-dashboards.ts';
-import { expandGrafanaSql } from '../scripts/grafana-sql.ts';
+import { customValues, expandGrafanaSql, type GrafanaVariable, type Substitution, substitution } from '../scripts/grafana-sql.ts';
 import { percentile, progress } from './bench-report.ts';
 
 export interface PanelLatency {
@@ -15,7 +15,7 @@ export interface PanelLatency {
 interface Dashboard {
   title: string;
   time: { from: string };
-  templating: { list: { name: string; query: string }[] };
+  templating: { list: GrafanaVariable[] };
   panels: { title: string; targets: { rawSql: string }[] }[];
 }
 
@@ -26,12 +26,15 @@ export async function benchGrafanaPanels(databaseUrl: string, repetitions = 10):
     await client.query('SET ROLE kalypso_reader');
     const results: PanelLatency[] = [];
     for (const dashboard of Object.values(DASHBOARDS) as unknown as Dashboard[]) {
-      const days = dashboard.time.from === 'now-7d' ? 7 : 1;
+      const days = Number(/^now-(\d+)d$/.exec(dashboard.time.from)?.[1] ?? 1);
       const range = { from: new Date(Date.now() - days * 86_400_000), to: new Date() };
-      const variables = new Map<string, string[]>();
+      const variables = new Map<string, Substitution>();
       for (const variable of dashboard.templating.list) {
-        const { rows } = await client.query<Record<string, unknown>>(expandGrafanaSql(variable.query, variables, range));
-        variables.set(variable.name, rows.map((row) => String(Object.values(row)[0])));
+        const offered =
+          variable.type === 'custom'
+            ? customValues(variable.query)
+            : (await client.query<Record<string, unknown>>(expandGrafanaSql(variable.query, variables, range))).rows.map((row) => String(Object.values(row)[0]));
+        variables.set(variable.name, substitution(variable, offered));
       }
       for (const panel of dashboard.panels) {
         const query = expandGrafanaSql(panel.targets[0]!.rawSql, variables, range);

@@ -1,6 +1,6 @@
 // Writes the Grafana dashboards under deploy/grafana/dashboards/ (run: npm run grafana:dashboards).
-// Four dashboards share variables, links and panel shapes; generating them keeps those identical
-// and the JSON reviewable. Every panel reads the kalypso_* views (schema/0004), never the tables,
+// Five dashboards share variables, links and panel shapes; generating them keeps those identical
+// and the JSON reviewable. Every panel reads the kalypso_* views (schema/0004, 0008), never the tables,
 // so the datasource can use the read-only kalypso_reader role. test/grafana checks the committed
 // JSON is what this script writes and runs every panel's SQL against a seeded database.
 import { writeFile } from 'node:fs/promises';
@@ -47,6 +47,36 @@ const HOST = variable(
   'SELECT DISTINCT host FROM kalypso_host_state WHERE environment IN ($environment) OR environment IS NULL ORDER BY 1',
 );
 
+/**
+ * The host variable where "All" must mean no filter at all — hosts removed since count too — rather
+ * than the hosts reporting now: its custom all value `'*'`, which Grafana inserts as it is, makes
+ * ALL_HOSTS true.
+ */
+const ANY_HOST = { ...HOST, allValue: "'*'" };
+const ALL_HOSTS = `'*' IN ($host)`;
+
+/** A rollout superseded within this many seconds of its assignment counts as a change failure. */
+const FIX_WINDOW_OPTIONS: [text: string, seconds: number][] = [
+  ['never', 0],
+  ['30 minutes', 1800],
+  ['1 hour', 3600],
+  ['4 hours', 14_400],
+  ['1 day', 86_400],
+];
+const FIX_WINDOW_DEFAULT = 3600; // the API's default
+const fixWindowOption = ([text, seconds]: [string, number]) => ({ selected: seconds === FIX_WINDOW_DEFAULT, text, value: String(seconds) });
+const FIX_WINDOW: Json = {
+  name: 'fix_window',
+  label: 'Fix window',
+  description: 'A rollout superseded within this time of its assignment counts as a change failure (never: only failure reports count).',
+  type: 'custom',
+  query: FIX_WINDOW_OPTIONS.map(([text, seconds]) => `${text} : ${seconds}`).join(','),
+  multi: false,
+  includeAll: false,
+  current: fixWindowOption(FIX_WINDOW_OPTIONS.find(([, seconds]) => seconds === FIX_WINDOW_DEFAULT)!),
+  options: FIX_WINDOW_OPTIONS.map(fixWindowOption),
+};
+
 /** The SQL filter for the workspace / application / environment variables. */
 const TARGET_FILTER = 'workspace IN ($workspace) AND application IN ($application) AND environment IN ($environment)';
 
@@ -69,12 +99,25 @@ const STATUS_COLOURS: Record<string, string> = {
   no_subscribers: 'text',
 };
 
-const STATUS_MAPPING = {
-  type: 'value',
-  options: Object.fromEntries(
-    Object.entries(STATUS_COLOURS).map(([status, color], index) => [status, { color, index, text: status.replaceAll('_', ' ') }]),
-  ),
+/** A rollout's status (kalypso_delivery_rollout). */
+const ROLLOUT_STATUS_COLOURS: Record<string, string> = {
+  succeeded: 'green',
+  failed: 'red',
+  superseded: 'orange',
+  in_progress: 'blue',
+  no_subscribers: 'text',
 };
+
+function valueMapping(colours: Record<string, string>): Json {
+  return {
+    type: 'value',
+    options: Object.fromEntries(
+      Object.entries(colours).map(([status, color], index) => [status, { color, index, text: status.replaceAll('_', ' ') }]),
+    ),
+  };
+}
+
+const STATUS_MAPPING = valueMapping(STATUS_COLOURS);
 
 function target(rawSql: string, format: 'table' | 'time_series' = 'table'): Json {
   return { refId: 'A', datasource: DATASOURCE, editorMode: 'code', rawQuery: true, format, rawSql: rawSql.trim().replace(/\s+\n/g, '\n') };
@@ -85,8 +128,11 @@ function column(name: string, ...properties: Json[]): Json {
   return { matcher: { id: 'byName', options: name }, properties };
 }
 
-const statusCell = (name = 'status'): Json =>
-  column(name, { id: 'mappings', value: [STATUS_MAPPING] }, { id: 'custom.cellOptions', value: { type: 'color-background', mode: 'basic' } });
+const statusCell = (name = 'status', mapping = STATUS_MAPPING): Json =>
+  column(name, { id: 'mappings', value: [mapping] }, { id: 'custom.cellOptions', value: { type: 'color-background', mode: 'basic' } });
+
+/** A column of seconds, shown as a duration. */
+const secondsColumn = (name: string, displayName: string): Json => column(name, { id: 'unit', value: 's' }, { id: 'displayName', value: displayName });
 
 /** A column that links to another dashboard, carrying the row's values as variables. */
 function linkColumn(name: string, title: string, dashboard: string, variables: Record<string, string>): Json {
@@ -110,7 +156,19 @@ function table(title: string, description: string, gridPos: GridPos, rawSql: str
   };
 }
 
-function stat(title: string, description: string, gridPos: GridPos, rawSql: string, colours: Record<string, string>): Json {
+interface StatOptions {
+  /** The unit of every value (Grafana's unit ids: `s`, `percentunit`, …) but the counts. */
+  readonly unit?: string;
+  readonly decimals?: number;
+  /** Columns that are counts: no unit, no decimals. */
+  readonly counts?: readonly string[];
+  /** What an empty or NULL value shows: counts are 0, a median of nothing is not. */
+  readonly noValue?: string;
+}
+
+function stat(title: string, description: string, gridPos: GridPos, rawSql: string, colours: Record<string, string>, options: StatOptions = {}): Json {
+  const counts = options.counts ?? [];
+  const columns = [...new Set([...Object.keys(colours), ...counts])];
   return {
     type: 'stat',
     title,
@@ -119,14 +177,31 @@ function stat(title: string, description: string, gridPos: GridPos, rawSql: stri
     datasource: DATASOURCE,
     targets: [target(rawSql)],
     fieldConfig: {
-      defaults: { color: { mode: 'fixed', fixedColor: 'text' }, noValue: '0' },
-      overrides: Object.entries(colours).map(([name, colour]) => column(name, { id: 'color', value: { mode: 'fixed', fixedColor: colour } })),
+      defaults: {
+        color: { mode: 'fixed', fixedColor: 'text' },
+        noValue: options.noValue ?? '0',
+        ...(options.unit === undefined ? {} : { unit: options.unit }),
+        ...(options.decimals === undefined ? {} : { decimals: options.decimals }),
+      },
+      overrides: columns.map((name) =>
+        column(
+          name,
+          ...(colours[name] === undefined ? [] : [{ id: 'color', value: { mode: 'fixed', fixedColor: colours[name] } }]),
+          ...(counts.includes(name) ? [{ id: 'unit', value: 'none' }, { id: 'decimals', value: 0 }] : []),
+        ),
+      ),
     },
     options: { reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false }, colorMode: 'value', graphMode: 'none', textMode: 'value_and_name' },
   };
 }
 
-function timeSeries(title: string, description: string, gridPos: GridPos, rawSql: string): Json {
+/** Stacked bars of reconciler states, coloured by status. */
+const STATUS_BARS: Json = {
+  defaults: { custom: { drawStyle: 'bars', fillOpacity: 80, stacking: { mode: 'normal' } } },
+  overrides: ['success', 'failure', 'in_progress'].map((status) => column(status, { id: 'color', value: { mode: 'fixed', fixedColor: STATUS_COLOURS[status] } })),
+};
+
+function timeSeries(title: string, description: string, gridPos: GridPos, rawSql: string, fieldConfig: Json = STATUS_BARS): Json {
   return {
     type: 'timeseries',
     title,
@@ -134,10 +209,7 @@ function timeSeries(title: string, description: string, gridPos: GridPos, rawSql
     gridPos,
     datasource: DATASOURCE,
     targets: [target(rawSql, 'time_series')],
-    fieldConfig: {
-      defaults: { custom: { drawStyle: 'bars', fillOpacity: 80, stacking: { mode: 'normal' } } },
-      overrides: ['success', 'failure', 'in_progress'].map((status) => column(status, { id: 'color', value: { mode: 'fixed', fixedColor: STATUS_COLOURS[status] } })),
-    },
+    fieldConfig,
     options: { legend: { displayMode: 'list', placement: 'bottom' }, tooltip: { mode: 'multi' } },
   };
 }
@@ -400,11 +472,204 @@ const drift = dashboard(
   ],
 );
 
+// The delivery metrics (schema/0008) with the rules of the API's delivery report
+// (src/store/reports/delivery-report.ts), so that both give the same numbers: rollouts assigned in
+// the time range that had subscribers; medians interpolated (percentile_cont) over the rollouts
+// that have the duration; a change failure is a rollout with failure reports or superseded within
+// the fix window, among those judged (converged, failed or superseded).
+
+/**
+ * A host selects the rollouts of the endpoints its reconcilers pull ("All": every rollout). Those it
+ * has now: the API also counts the endpoints of reconcilers removed since (only the history has them).
+ */
+const ROLLOUT_FILTER = `$__timeFilter(assigned_at) AND ${TARGET_FILTER} AND subscribers > 0
+   AND (${ALL_HOSTS} OR manifests_endpoint IN (SELECT manifests_endpoint FROM kalypso_host_state WHERE host IN ($host)))`;
+const JUDGED = '(converged OR had_failure OR superseded_at IS NOT NULL)';
+// The fix window is a single-value variable: Grafana inserts it as it is (quotes doubled).
+const CHANGE_FAILURE = `(had_failure OR ('$fix_window'::float8 > 0 AND superseded_after_seconds <= '$fix_window'::float8))`;
+const CHANGE_FAILURE_RATE = `count(*) FILTER (WHERE ${JUDGED} AND ${CHANGE_FAILURE})::float8 / nullif(count(*) FILTER (WHERE ${JUDGED}), 0)`;
+const RANGE_DAYS = `(extract(epoch FROM $__timeTo()::timestamptz - $__timeFrom()::timestamptz) / 86400)`;
+const median = (column: string): string => `percentile_cont(0.5) WITHIN GROUP (ORDER BY ${column})`;
+
+/** A line per value over the UTC days of assignment. */
+function dailyLines(unit: string, extra: Json = {}): Json {
+  return {
+    defaults: { unit, custom: { drawStyle: 'line', lineWidth: 2, pointSize: 6, showPoints: 'always', spanNulls: true }, ...extra },
+    overrides: [],
+  };
+}
+
+const delivery = dashboard(
+  'kalypso-delivery',
+  'Kalypso · Delivery',
+  'DORA metrics and fleet convergence of the rollouts assigned in the time range: deployment frequency, lead time, convergence, change failure rate, time to restore, and the hosts that lag. The same numbers as GET /api/v1/metrics/delivery.',
+  [WORKSPACE, APPLICATION, ENVIRONMENT, ANY_HOST, FIX_WINDOW],
+  [
+    stat(
+      'Deployment frequency',
+      'Successful rollouts (every subscriber applied the commit) per day of the time range.',
+      { h: 5, w: 4, x: 0, y: 0 },
+      `SELECT count(*) FILTER (WHERE status = 'succeeded') / ${RANGE_DAYS} AS per_day,
+       count(*) FILTER (WHERE status = 'succeeded') AS successful_rollouts
+  FROM kalypso_delivery_rollout
+ WHERE ${ROLLOUT_FILTER}`,
+      { per_day: 'green' },
+      { decimals: 2, counts: ['successful_rollouts'] },
+    ),
+    stat(
+      'Lead time (median)',
+      'From the version’s build time until the first host, and until the last subscriber, applied it. Median over the rollouts that got there.',
+      { h: 5, w: 6, x: 4, y: 0 },
+      `SELECT ${median('lead_time_first_host_seconds')} AS first_host,
+       ${median('lead_time_last_host_seconds')} AS last_host
+  FROM kalypso_delivery_rollout
+ WHERE ${ROLLOUT_FILTER}`,
+      {},
+      { unit: 's', noValue: '–' },
+    ),
+    stat(
+      'Convergence (median)',
+      'From the assignment until 50 %, 90 % and 100 % of the subscribers applied the commit. Median over the rollouts that got there.',
+      { h: 5, w: 6, x: 10, y: 0 },
+      `SELECT ${median('convergence_50_seconds')} AS to_50_percent,
+       ${median('convergence_90_seconds')} AS to_90_percent,
+       ${median('convergence_100_seconds')} AS to_100_percent
+  FROM kalypso_delivery_rollout
+ WHERE ${ROLLOUT_FILTER}`,
+      {},
+      { unit: 's', noValue: '–' },
+    ),
+    stat(
+      'Change failure rate',
+      'Of the rollouts that ended (converged, failed or superseded), those with failure reports or superseded within the fix window.',
+      { h: 5, w: 4, x: 16, y: 0 },
+      `SELECT ${CHANGE_FAILURE_RATE} AS change_failure_rate,
+       count(*) FILTER (WHERE ${JUDGED} AND ${CHANGE_FAILURE}) AS change_failures,
+       count(*) FILTER (WHERE ${JUDGED}) AS judged
+  FROM kalypso_delivery_rollout
+ WHERE ${ROLLOUT_FILTER}`,
+      { change_failure_rate: 'red' },
+      { unit: 'percentunit', decimals: 1, counts: ['change_failures', 'judged'], noValue: '–' },
+    ),
+    stat(
+      'Time to restore (median)',
+      'From the first failure report of a rollout until it, or a later rollout of the same target, converged. Not restored: failed rollouts that have not been.',
+      { h: 5, w: 4, x: 20, y: 0 },
+      `SELECT ${median('restore_seconds')} FILTER (WHERE had_failure) AS time_to_restore,
+       count(*) FILTER (WHERE had_failure AND restore_seconds IS NULL) AS not_restored
+  FROM kalypso_delivery_rollout
+ WHERE ${ROLLOUT_FILTER}`,
+      { not_restored: 'orange' },
+      { unit: 's', counts: ['not_restored'], noValue: '–' },
+    ),
+    timeSeries(
+      'Successful rollouts per day',
+      'Rollouts that converged, by UTC day of assignment.',
+      { h: 8, w: 12, x: 0, y: 5 },
+      `SELECT $__timeGroupAlias(assigned_at, '1d', 0),
+       count(*) FILTER (WHERE status = 'succeeded') AS successful
+  FROM kalypso_delivery_rollout
+ WHERE ${ROLLOUT_FILTER}
+ GROUP BY 1
+ ORDER BY 1`,
+      { defaults: { unit: 'none', decimals: 0, color: { mode: 'fixed', fixedColor: 'green' }, custom: { drawStyle: 'bars', fillOpacity: 80 } }, overrides: [] },
+    ),
+    timeSeries(
+      'Change failure rate per day',
+      'Change failures among the rollouts judged, by UTC day of assignment (fix window as chosen).',
+      { h: 8, w: 12, x: 12, y: 5 },
+      `SELECT $__timeGroupAlias(assigned_at, '1d'),
+       ${CHANGE_FAILURE_RATE} AS change_failure_rate
+  FROM kalypso_delivery_rollout
+ WHERE ${ROLLOUT_FILTER}
+ GROUP BY 1
+ ORDER BY 1`,
+      dailyLines('percentunit', { min: 0, max: 1, color: { mode: 'fixed', fixedColor: 'red' } }),
+    ),
+    timeSeries(
+      'Lead time per day (median)',
+      'Median lead time to the first and to the last host, by UTC day of assignment.',
+      { h: 8, w: 12, x: 0, y: 13 },
+      `SELECT $__timeGroupAlias(assigned_at, '1d'),
+       ${median('lead_time_first_host_seconds')} AS first_host,
+       ${median('lead_time_last_host_seconds')} AS last_host
+  FROM kalypso_delivery_rollout
+ WHERE ${ROLLOUT_FILTER}
+ GROUP BY 1
+ ORDER BY 1`,
+      dailyLines('s'),
+    ),
+    timeSeries(
+      'Convergence per day (median)',
+      'Median time from the assignment to 50 %, 90 % and 100 % of the subscribers, by UTC day of assignment.',
+      { h: 8, w: 12, x: 12, y: 13 },
+      `SELECT $__timeGroupAlias(assigned_at, '1d'),
+       ${median('convergence_50_seconds')} AS to_50_percent,
+       ${median('convergence_90_seconds')} AS to_90_percent,
+       ${median('convergence_100_seconds')} AS to_100_percent
+  FROM kalypso_delivery_rollout
+ WHERE ${ROLLOUT_FILTER}
+ GROUP BY 1
+ ORDER BY 1`,
+      dailyLines('s'),
+    ),
+    table(
+      'Lagging hosts',
+      'Hosts among the slowest tenth of a rollout’s subscribers (after its 50 % point, or not at all), most often first. Behind: how long after the 50 % point they applied the commit.',
+      { h: 9, w: 24, x: 0, y: 21 },
+      `SELECT host, count(*) AS lagged, count(*) FILTER (WHERE NOT converged) AS not_converged,
+       ${median('behind_seconds')} AS median_behind_seconds, max(behind_seconds) AS max_behind_seconds
+  FROM kalypso_delivery_laggard
+ WHERE $__timeFilter(assigned_at) AND ${TARGET_FILTER} AND (${ALL_HOSTS} OR host IN ($host))
+ GROUP BY host
+ ORDER BY lagged DESC, not_converged DESC, median_behind_seconds DESC NULLS FIRST, host
+ LIMIT 20`,
+      [
+        linkColumn('host', 'State of this host', 'kalypso-cluster-state', { host: 'host' }),
+        column('not_converged', { id: 'displayName', value: 'not converged' }),
+        secondsColumn('median_behind_seconds', 'behind (median)'),
+        secondsColumn('max_behind_seconds', 'behind (max)'),
+      ],
+    ),
+    table(
+      'Rollouts',
+      'Newest first, at most 500: each assignment with subscribers, its outcome and its numbers. Change failure: judged a failure with the chosen fix window.',
+      { h: 14, w: 24, x: 0, y: 30 },
+      `SELECT assigned_at, environment, workspace, application, workload, deployment_target, version, commit_id, status,
+       coalesce(${CHANGE_FAILURE} AND ${JUDGED}, false) AS change_failure,
+       subscribers, subscribers_succeeded, subscribers_failed,
+       lead_time_first_host_seconds, lead_time_last_host_seconds,
+       convergence_50_seconds, convergence_90_seconds, convergence_100_seconds, restore_seconds,
+       array_to_string(lagging_hosts, ', ') AS lagging_hosts, build_time, superseded_at
+  FROM kalypso_delivery_rollout
+ WHERE ${ROLLOUT_FILTER}
+ ORDER BY assigned_at DESC, environment_order, workspace, application, workload, deployment_target
+ LIMIT 500`,
+      [
+        statusCell('status', valueMapping(ROLLOUT_STATUS_COLOURS)),
+        linkColumn('workload', 'History of this workload', 'kalypso-environment-history', {
+          environment: 'environment',
+          workspace: 'workspace',
+          application: 'application',
+        }),
+        secondsColumn('lead_time_first_host_seconds', 'lead time (first host)'),
+        secondsColumn('lead_time_last_host_seconds', 'lead time (last host)'),
+        secondsColumn('convergence_50_seconds', '50 %'),
+        secondsColumn('convergence_90_seconds', '90 %'),
+        secondsColumn('convergence_100_seconds', '100 %'),
+        secondsColumn('restore_seconds', 'restored after'),
+      ],
+    ),
+  ],
+  'now-30d',
+);
+
 export const DASHBOARDS: Record<string, Json> = {
   'deployment-observability.json': deploymentObservability,
   'cluster-state.json': clusterState,
   'environment-state-and-history.json': environmentHistory,
   'drift.json': drift,
+  'delivery.json': delivery,
 };
 
 export function dashboardText(dashboardJson: Json): string {

@@ -1,123 +1,17 @@
-// Delivery metrics on a fleet whose every number is computed by hand below, sent through the
-// official OTLP exporter, read through the API and through the views Grafana reads.
-//
-// Times are minutes after 2026-11-10T00:00Z. Hosts prod-1..4 pull prod/cart/edge (prod-4 is slow),
-// dev-1..2 pull dev/cart/edge, web-01..10 pull prod/web/main.
-//
-//  rollout  target          version  build  assigned  subscribers succeed at           notes
-//  R1       prod/cart/edge  1.0      0      60        65 70 75 | prod-4 120
-//  R2       prod/cart/edge  1.1      180    240       prod-3 245; prod-1 fails 250,    superseded by R3 after 40 min
-//                                                     prod-2 fails 252, prod-4 in progress
-//  R3       prod/cart/edge  1.1.1    270    280       283 285 290 | prod-4 330         the fix: restores R2 at 330
-//  W1       prod/web/main   3.0      300    360       web-01..09 at 361..369, web-10 at 420
-//  D1       dev/cart/edge   1.1      180    200       dev-1 202, dev-2 210
-//  Q1       qa/cart/edge    1.1.1    270    300       (no reconciler pulls it)
-//  R4       prod/cart/edge  1.2      1440   1560      1570 1575 1600 | prod-4 1680;    prod-3 fails at 1565 first
-//  D2       dev/cart/edge   1.2      1440   1500      dev-1 1505, dev-2 in progress    still under way
-//
-//  seconds  lead first  lead last  conv 50  conv 90  conv 100  restore  laggard (behind the 50 % point)
-//  R1       3900        7200       600      3600     3600      -        prod-4 3000
-//  R2       3900        -          -        -        -         4800     prod-4 (not converged)
-//  R3       780         3600       300      3000     3000      -        prod-4 2700
-//  W1       3660        7200       300      540      3600      -        web-10 3300
-//  D1       1320        1800       120      600      600       -        dev-2 480
-//  R4       7800        14400      900      7200     7200      6900     prod-4 6300
-//  D2       3900        -          300      -        -         -        dev-2 (not converged)
+// Delivery metrics on a fleet whose every number is computed by hand (test/support/delivery-fleet.ts
+// has the table), sent through the official OTLP exporter, read through the API and through the
+// views Grafana reads.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
-import { buildLogRecords, createExporter, ExportResultCode, exportLogs, type LogSpec } from '../support/otlp-client.ts';
+import { CART, DELIVERY_FLEET, type DeliveryEvent, deliveryAt, deliveryLogSpec, WEB } from '../support/delivery-fleet.ts';
+import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
 import { waitFor } from '../support/wait-for.ts';
 
-const T0 = Date.UTC(2026, 10, 10);
-const at = (minute: number) => new Date(T0 + minute * 60_000);
-const iso = (minute: number) => at(minute).toISOString();
+const iso = (minute: number) => deliveryAt(minute).toISOString();
 const WINDOW = `since=${iso(0)}&until=${iso(2 * 1440)}`;
-
-interface Workload {
-  readonly name: string;
-  readonly target: string;
-}
-const CART: Workload = { name: 'cart', target: 'edge' };
-const WEB: Workload = { name: 'web', target: 'main' };
-const endpoint = (environment: string, workload: Workload) => `https://github.com/contoso/shop-gitops/${environment}/${workload.name}-${workload.target}`;
-
-function descriptor(workload: Workload, environment: string, version: string, commit: string, buildMinute: number, assignedMinute: number): LogSpec {
-  return {
-    resource: { 'service.name': 'cd-pipeline' },
-    eventName: 'kalypso.deployment.descriptor',
-    attributes: { 'vcs.ref.head.revision': commit },
-    body: {
-      workload: { name: workload.name, application: { name: 'shop', workspace: { name: 'contoso' } } },
-      deploymentTarget: {
-        name: workload.target,
-        environment,
-        manifests: { repo: 'https://github.com/contoso/shop-gitops', branch: environment, path: `${workload.name}-${workload.target}` },
-      },
-      workloadVersion: { version, build: `b-${version}`, buildTime: iso(buildMinute) },
-    },
-    time: at(assignedMinute),
-  };
-}
-
-function state(host: string, workload: Workload, environment: string, commit: string, status: string, minute: number): LogSpec {
-  return {
-    resource: { 'k8s.cluster.name': host },
-    eventName: 'kalypso.deployment.state',
-    attributes: {
-      'kalypso.reconciler.name': `flux-system/${workload.name}`,
-      'kalypso.reconciler.type': 'flux',
-      'kalypso.manifests.endpoint': endpoint(environment, workload),
-      'vcs.ref.head.revision': commit,
-      'kalypso.deployment.status': status,
-    },
-    body: status === 'failure' ? 'Health check failed after 5m0s' : 'Applied revision',
-    time: at(minute),
-  };
-}
-
-const fleet: LogSpec[][] = [
-  [
-    descriptor(CART, 'prod', '1.0', 'c1', 0, 60),
-    descriptor(CART, 'dev', '1.1', 'cd1', 180, 200),
-    descriptor(CART, 'prod', '1.1', 'c2', 180, 240),
-    descriptor(CART, 'prod', '1.1.1', 'c3', 270, 280),
-    descriptor(CART, 'qa', '1.1.1', 'cq1', 270, 300),
-    descriptor(WEB, 'prod', '3.0', 'w1', 300, 360),
-  ],
-  [
-    state('prod-1', CART, 'prod', 'c1', 'success', 65),
-    state('prod-2', CART, 'prod', 'c1', 'success', 70),
-    state('prod-3', CART, 'prod', 'c1', 'success', 75),
-    state('prod-4', CART, 'prod', 'c1', 'success', 120),
-    state('dev-1', CART, 'dev', 'cd1', 'success', 202),
-    state('dev-2', CART, 'dev', 'cd1', 'in_progress', 203),
-    state('dev-2', CART, 'dev', 'cd1', 'success', 210),
-    state('prod-1', CART, 'prod', 'c2', 'in_progress', 241),
-    state('prod-3', CART, 'prod', 'c2', 'success', 245),
-    state('prod-1', CART, 'prod', 'c2', 'failure', 250),
-    state('prod-2', CART, 'prod', 'c2', 'failure', 252),
-    state('prod-4', CART, 'prod', 'c2', 'in_progress', 260),
-    state('prod-3', CART, 'prod', 'c3', 'success', 283),
-    state('prod-1', CART, 'prod', 'c3', 'success', 285),
-    state('prod-2', CART, 'prod', 'c3', 'success', 290),
-    state('prod-4', CART, 'prod', 'c3', 'success', 330),
-    ...Array.from({ length: 9 }, (_, i) => state(`web-0${i + 1}`, WEB, 'prod', 'w1', 'success', 361 + i)),
-    state('web-10', WEB, 'prod', 'w1', 'success', 420),
-  ],
-  [descriptor(CART, 'dev', '1.2', 'cd2', 1440, 1500), descriptor(CART, 'prod', '1.2', 'c4', 1440, 1560)],
-  [
-    state('dev-1', CART, 'dev', 'cd2', 'success', 1505),
-    state('dev-2', CART, 'dev', 'cd2', 'in_progress', 1510),
-    state('prod-3', CART, 'prod', 'c4', 'failure', 1565),
-    state('prod-1', CART, 'prod', 'c4', 'success', 1570),
-    state('prod-2', CART, 'prod', 'c4', 'success', 1575),
-    state('prod-3', CART, 'prod', 'c4', 'success', 1600),
-    state('prod-4', CART, 'prod', 'c4', 'success', 1680),
-  ],
-];
 
 let testDb: TestDatabase;
 let hub: RunningHub;
@@ -126,8 +20,8 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   hub = await startTestHub(testDb.url);
   const exporter = createExporter('http-json', hub.ports);
-  for (const batch of fleet) {
-    const result = await exportLogs(exporter, await buildLogRecords(batch));
+  for (const batch of DELIVERY_FLEET) {
+    const result = await exportLogs(exporter, await buildLogRecords(batch.map(deliveryLogSpec)));
     expect(result.code, String(result.error)).toBe(ExportResultCode.SUCCESS);
   }
   await exporter.shutdown();
@@ -335,7 +229,8 @@ describe('the views Grafana reads', () => {
 describe('the periodic refresh', () => {
   it('brings a new report into the views without anyone asking the API', async () => {
     const exporter = createExporter('grpc', hub.ports);
-    expect((await exportLogs(exporter, await buildLogRecords([state('dev-2', CART, 'dev', 'cd2', 'success', 1515)]))).code).toBe(ExportResultCode.SUCCESS);
+    const late: DeliveryEvent = { kind: 'state', host: 'dev-2', workload: CART, environment: 'dev', commit: 'cd2', status: 'success', minute: 1515 };
+    expect((await exportLogs(exporter, await buildLogRecords([deliveryLogSpec(late)]))).code).toBe(ExportResultCode.SUCCESS);
     await exporter.shutdown();
     const client = new pg.Client({ connectionString: testDb.url });
     await client.connect();
@@ -354,5 +249,31 @@ describe('the periodic refresh', () => {
     } finally {
       await client.end();
     }
+  });
+});
+
+describe('a rollout replaced before it landed', () => {
+  it('is judged superseded, and a change failure within the fix window', async () => {
+    // After the refresh test D2 has converged. W2 (3.1) is assigned at 2000, web-01 starts on it,
+    // and W3 (3.1.1) replaces it ten minutes later; nothing has applied W3 yet.
+    const events: DeliveryEvent[] = [
+      { kind: 'descriptor', workload: WEB, environment: 'prod', version: '3.1', commit: 'w2', buildMinute: 1900, assignedMinute: 2000 },
+      { kind: 'state', host: 'web-01', workload: WEB, environment: 'prod', commit: 'w2', status: 'in_progress', minute: 2005 },
+      { kind: 'descriptor', workload: WEB, environment: 'prod', version: '3.1.1', commit: 'w3', buildMinute: 1905, assignedMinute: 2010 },
+    ];
+    const exporter = createExporter('http-protobuf', hub.ports);
+    for (const event of events) expect((await exportLogs(exporter, await buildLogRecords([deliveryLogSpec(event)]))).code).toBe(ExportResultCode.SUCCESS);
+    await exporter.shutdown();
+
+    const { body } = await get(WINDOW);
+    expect(body.rollouts).toEqual({ total: 9, succeeded: 6, failed: 1, superseded: 1, inProgress: 1, withoutSubscribers: 1 });
+    expect(body.changeFailureRate).toEqual({ judged: 8, failures: 3, withFailureReports: 2, supersededWithinFixWindow: 1, rate: 0.375 });
+    const [w3, w2, r4, d2] = body.recentRollouts;
+    expect(w3).toMatchObject({ version: '3.1.1', status: 'in_progress', changeFailure: false, subscribers: 10, succeeded: 0 });
+    expect(w2).toMatchObject({ version: '3.1', status: 'superseded', changeFailure: true, subscribers: 1, succeeded: 0, supersededAt: iso(2010) });
+    expect(r4).toMatchObject({ version: '1.2', environment: 'prod', changeFailure: true });
+    expect(d2).toMatchObject({ version: '1.2', environment: 'dev', status: 'succeeded', changeFailure: false, convergence100Seconds: 900 });
+    const none = await get(`${WINDOW}&fixWindow=0`);
+    expect(none.body.changeFailureRate).toEqual({ judged: 8, failures: 2, withFailureReports: 2, supersededWithinFixWindow: 0, rate: 0.25 });
   });
 });

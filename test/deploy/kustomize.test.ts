@@ -3,7 +3,7 @@
 // ConfigMap and Secret a pod uses either rendered or documented as created by the operator,
 // Grafana given exactly the committed provisioning files.
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -141,13 +141,16 @@ async function checkGrafana(objects: K8sObject[]): Promise<void> {
   const grafana = get(objects, 'Deployment', 'kalypso-grafana');
   const volumes = Object.fromEntries(grafana.spec.template.spec.volumes.filter((volume: any) => volume.configMap).map((volume: any) => [volume.name, volume.configMap.name]));
   const mounts = Object.fromEntries(grafana.spec.template.spec.containers[0].volumeMounts.map((mount: any) => [mount.name, mount.mountPath]));
+  // Every file of the directory, as committed.
   const provisioned = async (mountPath: string, directory: string): Promise<void> => {
     const volume = Object.keys(mounts).find((name) => mounts[name] === mountPath)!;
     const configMap = get(objects, 'ConfigMap', volumes[volume]);
     for (const [file, text] of Object.entries(configMap.data!)) {
       expect(text, `${file} in ${configMap.metadata.name}`).toBe(await readFile(path.join(ROOT, 'deploy/grafana', directory, file), 'utf8'));
     }
-    expect(Object.keys(configMap.data!).length).toBeGreaterThan(0);
+    expect(Object.keys(configMap.data!).sort(), `${configMap.metadata.name} lists every file of deploy/grafana/${directory}`).toEqual(
+      (await readdir(path.join(ROOT, 'deploy/grafana', directory))).sort(),
+    );
   };
   await provisioned('/etc/grafana/provisioning/datasources', 'provisioning/datasources');
   await provisioned('/etc/grafana/provisioning/dashboards', 'provisioning/dashboards');

@@ -10,9 +10,11 @@ import { DASHBOARD_DIR, DASHBOARDS, DATASOURCE, dashboardText } from '../../scri
 import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
+import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
+import { type Dashboard, type Panel, resolveVariables } from '../support/grafana.ts';
 import { writeKnownFleet } from '../support/known-fleet.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
-import { expandGrafanaSql, type TimeRange } from '../../scripts/grafana-sql.ts';
+import { customValues, expandGrafanaSql, type TimeRange } from '../../scripts/grafana-sql.ts';
 
 const GRAFANA_DIR = path.dirname(DASHBOARD_DIR);
 let testDb: TestDatabase;
@@ -25,6 +27,7 @@ beforeAll(async () => {
   database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
   await publishHubSettings(database.db, { staleAfterMs: 15 * 60_000 });
   await writeKnownFleet(database.db);
+  await refreshRollouts(database.db, { wait: true }); // the Delivery dashboard reads the rollouts
   reader = new pg.Client({ connectionString: testDb.url });
   await reader.connect();
   await reader.query('SET ROLE kalypso_reader');
@@ -36,27 +39,6 @@ afterAll(async () => {
   await database.close();
   await testDb.drop();
 });
-
-interface Panel {
-  id: number;
-  type: string;
-  title: string;
-  gridPos: { h: number; w: number; x: number; y: number };
-  datasource: { type: string; uid: string };
-  targets: { refId: string; rawSql: string; format: string; datasource: { uid: string } }[];
-  fieldConfig: { overrides: { matcher: { id: string; options: string }; properties: { id: string; value: any }[] }[] };
-  options: Record<string, any>;
-  transformations?: { id: string; options: Record<string, any> }[];
-}
-
-interface Dashboard {
-  uid: string;
-  title: string;
-  tags: string[];
-  links: { type: string; tags: string[]; includeVars: boolean }[];
-  templating: { list: { name: string; query: string; includeAll: boolean; multi: boolean; datasource: { uid: string } }[] };
-  panels: Panel[];
-}
 
 const dashboards = Object.values(DASHBOARDS) as unknown as Dashboard[];
 const uids = new Set(dashboards.map((dashboard) => dashboard.uid));
@@ -81,19 +63,6 @@ function referencedColumns(panel: Panel): string[] {
   return [...names];
 }
 
-async function resolveVariables(dashboard: Dashboard, chosen: Record<string, string[]> = {}): Promise<Map<string, string[]>> {
-  const values = new Map<string, string[]>();
-  for (const variable of dashboard.templating.list) {
-    const { rows } = await reader.query<Record<string, string>>(expandGrafanaSql(variable.query, values, range));
-    const options = rows.map((row) => String(Object.values(row)[0]));
-    expect(options.length, `${dashboard.uid}: variable ${variable.name} offers values`).toBeGreaterThan(0);
-    const choice = chosen[variable.name];
-    if (choice !== undefined) expect(options, `${variable.name} offers ${choice.join(', ')}`).toEqual(expect.arrayContaining(choice));
-    values.set(variable.name, choice ?? options); // "All"
-  }
-  return values;
-}
-
 describe('Grafana dashboards', () => {
   it('are committed exactly as scripts/grafana-dashboards.ts writes them', async () => {
     const files = (await readdir(DASHBOARD_DIR)).filter((file) => file.endsWith('.json')).sort();
@@ -111,11 +80,19 @@ describe('Grafana dashboards', () => {
       'Kalypso · Cluster State',
       'Kalypso · Environment State and History',
       'Kalypso · Drift',
+      'Kalypso · Delivery',
     ]);
     for (const dashboard of dashboards) {
       expect(dashboard.tags).toContain('kalypso');
       expect(dashboard.links).toEqual([expect.objectContaining({ type: 'dashboards', tags: ['kalypso'], includeVars: true })]);
       expect(new Set(dashboard.panels.map((panel) => panel.id)).size).toBe(dashboard.panels.length);
+      for (const variable of dashboard.templating.list.filter((candidate) => candidate.type === 'custom')) {
+        // The options Grafana lists before it parses the query again, and the default among them.
+        const values = customValues(variable.query);
+        expect(variable.options?.map((option) => option.value), variable.name).toEqual(values);
+        expect(values, variable.name).toContain(variable.current?.value);
+        expect(variable.options?.filter((option) => option.selected).map((option) => option.value), variable.name).toEqual([variable.current?.value]);
+      }
       for (const panel of dashboard.panels) {
         expect(panel.gridPos.x + panel.gridPos.w, panel.title).toBeLessThanOrEqual(24);
         expect(panel.datasource.uid).toBe(DATASOURCE.uid);
@@ -139,7 +116,7 @@ describe('Grafana dashboards', () => {
       'panel "%s" runs as kalypso_reader and returns the columns it names',
       async (_panelTitle, panel) => {
         for (const chosen of [{}, { environment: ['prod'] }] as Record<string, string[]>[]) {
-          const variables = await resolveVariables(dashboard, dashboard.templating.list.some((v) => v.name === 'environment') ? chosen : {});
+          const variables = await resolveVariables(reader, dashboard, range, dashboard.templating.list.some((v) => v.name === 'environment') ? chosen : {});
           for (const target of panel.targets) {
             const result = await reader.query(expandGrafanaSql(target.rawSql, variables, range));
             const columns = result.fields.map((field) => field.name);

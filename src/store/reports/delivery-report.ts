@@ -98,7 +98,8 @@ export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFi
   await refreshRollouts(db, { wait: true });
   // The rollout table itself, not the named view: the same columns, without joining five tables
   // for every rollout of the window (the slice is resolved to deployment target ids instead).
-  const changeFailure = sql`(o.first_failure_at IS NOT NULL OR (${filter.fixWindowSeconds}::float8 > 0 AND o.superseded_after_seconds <= ${filter.fixWindowSeconds}::float8))`;
+  // coalesce: a rollout not superseded has no superseded_after_seconds, and is no change failure for it.
+  const changeFailure = sql`(o.first_failure_at IS NOT NULL OR coalesce(${filter.fixWindowSeconds}::float8 > 0 AND o.superseded_after_seconds <= ${filter.fixWindowSeconds}::float8, false))`;
   // Judged: ended one way or another. A rollout still under way has not yet succeeded or failed.
   const judged = sql`(o.converged_at IS NOT NULL OR o.first_failure_at IS NOT NULL OR o.superseded_at IS NOT NULL)`;
   const counts = sql`count(*) FILTER (WHERE o.subscribers > 0)::int AS rollouts,

@@ -1,0 +1,57 @@
+// The generated Grafana dashboards as the tests read them, and their variables resolved the way
+// Grafana resolves them: query variables run (as the caller's role), custom ones parsed.
+import type pg from 'pg';
+import { expect } from 'vitest';
+import { customValues, expandGrafanaSql, type GrafanaVariable, type Substitution, substitution, type TimeRange } from '../../scripts/grafana-sql.ts';
+
+export interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  gridPos: { h: number; w: number; x: number; y: number };
+  datasource: { type: string; uid: string };
+  targets: { refId: string; rawSql: string; format: string; datasource: { uid: string } }[];
+  fieldConfig: { defaults: Record<string, any>; overrides: { matcher: { id: string; options: string }; properties: { id: string; value: any }[] }[] };
+  options: Record<string, any>;
+  transformations?: { id: string; options: Record<string, any> }[];
+}
+
+export interface DashboardVariable extends GrafanaVariable {
+  datasource?: { uid: string };
+  options?: { text: string; value: string; selected: boolean }[];
+}
+
+export interface Dashboard {
+  uid: string;
+  title: string;
+  tags: string[];
+  time: { from: string; to: string };
+  links: { type: string; tags: string[]; includeVars: boolean }[];
+  templating: { list: DashboardVariable[] };
+  panels: Panel[];
+}
+
+/**
+ * Every variable of `dashboard` as Grafana substitutes it, in order (a variable's query may use the
+ * ones before it): those named in `chosen` with the values chosen (which must be offered), the
+ * others at "All" or, without one, at their current value. Each must offer at least one value.
+ */
+export async function resolveVariables(
+  client: pg.Client,
+  dashboard: Dashboard,
+  range: TimeRange,
+  chosen: Record<string, string[]> = {},
+): Promise<Map<string, Substitution>> {
+  const values = new Map<string, Substitution>();
+  for (const variable of dashboard.templating.list) {
+    const offered =
+      variable.type === 'custom'
+        ? customValues(variable.query)
+        : (await client.query<Record<string, unknown>>(expandGrafanaSql(variable.query, values, range))).rows.map((row) => String(Object.values(row)[0]));
+    expect(offered.length, `${dashboard.uid}: variable ${variable.name} offers values`).toBeGreaterThan(0);
+    const choice = chosen[variable.name];
+    if (choice !== undefined) expect(offered, `${variable.name} offers ${choice.join(', ')}`).toEqual(expect.arrayContaining(choice));
+    values.set(variable.name, substitution(variable, offered, choice));
+  }
+  return values;
+}
