@@ -1,6 +1,7 @@
 // "Delivery": DORA metrics and fleet convergence over a window and a slice, aggregated from the
-// per-rollout view kalypso_delivery_rollout (schema/0008) — the same rows Grafana reads, so the API
-// and the dashboard cannot disagree. Definitions: README "Delivery analytics".
+// rollout table (schema/0008). The view Grafana reads, kalypso_delivery_rollout, passes the same
+// columns through with names added, so the API and the dashboard agree (the Grafana test compares
+// them slice by slice). Definitions: README "Delivery analytics".
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { refreshRollouts } from '../rollout-refresh.ts';
