@@ -5,6 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type BenchHub, type BenchServer, startBenchHub, startBenchServer } from './bench-hub.ts';
 import { machineLine, markdownTable, progress } from './bench-report.ts';
+import { benchDeliveryRefresh } from './delivery-refresh.ts';
 import { FLEET_L, FLEET_S, type FleetSize, generateFleet } from './fleet.ts';
 import { benchIngestRawGrpc, workloadRecords } from './ingest-raw-grpc.ts';
 import { benchIngestSdkGrpc, type IngestResult } from './ingest-sdk-grpc.ts';
@@ -111,7 +112,12 @@ async function reportsSection(server: BenchServer, size: FleetSize, withPanels: 
   await generateFleet(database.db, size, new Date());
   const seconds = ((Date.now() - generated) / 1_000).toFixed(1);
   await database.close();
-  const latencies = await withHubs(url, 1, async ([hub]) => [...(await benchReports(hub!.baseUrl, size)), await benchRolloutGate(hub!.baseUrl, size)]);
+  const environment = size.environments[size.environments.length - 1]!;
+  const { latencies, refresh } = await withHubs(url, 1, async ([hub]) => ({
+    latencies: [...(await benchReports(hub!.baseUrl, size)), await benchRolloutGate(hub!.baseUrl, size)],
+    // After the reports: it changes the fleet.
+    refresh: await benchDeliveryRefresh(url, hub!, environment, Math.ceil(size.transitionsPerReconciler / 4)),
+  }));
   const hosts = size.hosts.toLocaleString('en');
   const reconcilers = (size.hosts * size.reconcilersPerHost).toLocaleString('en');
   const history = (size.hosts * size.reconcilersPerHost * size.transitionsPerReconciler).toLocaleString('en');
@@ -119,6 +125,13 @@ async function reportsSection(server: BenchServer, size: FleetSize, withPanels: 
     `## Reports, fleet ${size.name} (${hosts} hosts, ${reconcilers} reconcilers, ${history} history rows; generated in ${seconds} s)`,
     '',
     markdownTable(['endpoint', 'cold ms', 'p50 ms', 'p95 ms', 'response bytes'], latencies.map((row) => [row.endpoint, row.coldMs, row.p50Ms, row.p95Ms, row.bytes])),
+    '',
+    `## Delivery analytics under ingest, fleet ${size.name} (a new version for every target of ${environment}; its reconcilers report it in progress, then succeeded; raw gRPC, batch 1,000, 4 clients)`,
+    '',
+    markdownTable(
+      ['new rollouts', 'records', 'records/s committed', 'rollouts current after last ack (ms)', 'refreshes', 'mean refresh ms', 'rollout changes', 'new rollouts converged'],
+      [[refresh.rollouts, refresh.records, refresh.recordsPerSecond, refresh.currentAfterMs, refresh.refreshes, refresh.refreshMeanMs, refresh.rolloutsChanged, refresh.converged]],
+    ),
     '',
   ];
   if (withPanels) {

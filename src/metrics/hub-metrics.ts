@@ -57,7 +57,7 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
     }),
     rolloutRefreshSeconds: new Histogram({
       name: 'kalypso_rollout_refresh_seconds',
-      help: 'Time of one periodic refresh of the rollouts behind the delivery metrics (skipped when another replica refreshes).',
+      help: 'Time of one periodic refresh of the rollouts behind the delivery metrics (ticks with nothing queued, or while another replica refreshes, are not counted).',
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),

@@ -22,9 +22,12 @@ export function queueRolloutRefresh(ranges: RawBuilder<unknown>): RawBuilder<unk
 /**
  * Drains the queue and refreshes the rollouts it names. `wait: false` gives up at once when another
  * refresh holds the lock (the timer's way: that refresh or the next tick does the work).
- * Returns the number of rollouts whose numbers changed, or undefined when it gave up.
+ * Returns how many endpoints it refreshed and how many rollouts changed, or undefined when it gave up.
  */
-export async function refreshRollouts(db: Kysely<HubDatabase>, options: { readonly wait: boolean }): Promise<number | undefined> {
+export async function refreshRollouts(
+  db: Kysely<HubDatabase>,
+  options: { readonly wait: boolean },
+): Promise<{ endpoints: number; changed: number } | undefined> {
   return await db.transaction().execute(async (trx) => {
     if (options.wait) {
       await sql`SELECT pg_advisory_xact_lock(${LOCK})`.execute(trx);
@@ -39,10 +42,10 @@ export async function refreshRollouts(db: Kysely<HubDatabase>, options: { readon
              coalesce(array_agg(x.t), '{}') AS to_times
         FROM taken, unnest(taken.manifests_endpoint_ids, taken.from_times, taken.to_times) AS x(e, f, t)`.execute(trx);
     const { endpoint_ids: endpoints, from_times: from, to_times: to } = taken.rows[0]!;
-    if (endpoints.length === 0) return 0;
+    if (endpoints.length === 0) return { endpoints: 0, changed: 0 };
     const refreshed = await sql<{ refreshed: number }>`
       SELECT kalypso_refresh_rollouts(${endpoints}::bigint[], ${from}::timestamptz[], ${to}::timestamptz[]) AS refreshed`.execute(trx);
-    return refreshed.rows[0]!.refreshed;
+    return { endpoints: new Set(endpoints.map(String)).size, changed: refreshed.rows[0]!.refreshed };
   });
 }
 
@@ -59,11 +62,12 @@ export function scheduleRolloutRefresh(
     const started = performance.now();
     running = refreshRollouts(db, { wait: false })
       .then(
-        (changed) => {
-          if (changed === undefined) return;
+        (result) => {
+          // Idle ticks (nothing queued, or another replica refreshing) are not refreshes.
+          if (result === undefined || result.endpoints === 0) return;
           metrics.rolloutRefreshSeconds.observe((performance.now() - started) / 1_000);
-          metrics.rolloutsRefreshed.inc(changed);
-          if (changed > 0) log.debug({ rollouts: changed }, 'rollouts refreshed');
+          metrics.rolloutsRefreshed.inc(result.changed);
+          log.debug(result, 'rollouts refreshed');
         },
         (error: unknown) => log.warn({ err: error }, 'rollout refresh failed; will retry'),
       )
