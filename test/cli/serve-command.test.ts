@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holdWrites } from '../support/held-writes.ts';
 import { stateLog } from '../support/kalypso-logs.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
 import { runCli, waitReady } from '../support/hub-process.ts';
@@ -66,10 +67,7 @@ describe('kalypso-hub serve', () => {
     expect(await psql('SELECT name FROM host')).toEqual([{ name: 'cli-host' }]);
 
     // Hold a lock so that the next export is still writing when the signal arrives.
-    const blocker = new pg.Client({ connectionString: `postgres://postgres:kalypso@127.0.0.1:${ports.pg}/kalypso` });
-    await blocker.connect();
-    await blocker.query('BEGIN');
-    await blocker.query('LOCK TABLE deployment_state_history IN EXCLUSIVE MODE');
+    const blocker = await holdWrites(`postgres://postgres:kalypso@127.0.0.1:${ports.pg}/kalypso`);
     const exporter = createExporter('http-protobuf', ports);
     const pending = exportLogs(exporter, await buildLogRecords([stateLog({ host: 'cli-inflight', commit: 'c2', at: minute(2) })]));
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -3,8 +3,8 @@
 // (a connection refused or cut is retried). Nothing may be lost and nothing stored twice: a batch
 // whose write was cut off never committed, and one that committed before its answer was lost is
 // recognised when it comes again.
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holdWrites, hubSessionsWaitingOnLocks } from '../support/held-writes.ts';
 import { freeHubPorts, type HubPorts, type HubProcess, killHub, spawnHub, waitHubReady } from '../support/hub-process.ts';
 import { chunks, expectedCurrent, expectedHistory, protobufBatch, reportSet, seededRandom, shuffled } from '../support/report-stream.ts';
 import { AnswerLog, grpcRetryingExporter, httpRetryingExporter, type RetryingExporter } from '../support/retrying-exporter.ts';
@@ -39,14 +39,6 @@ async function crashAndRestart(): Promise<HubProcess> {
   return hub;
 }
 
-const hubBackendsWaitingOnLocks = async (): Promise<number> =>
-  (
-    await database.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = 'kalypso-hub' AND wait_event_type = 'Lock'`,
-    )
-  )[0]!.n;
-
 describe('hub killed mid-batch and restarted', () => {
   it('loses nothing of the batches its writes were cut off in', async () => {
     hub = spawnHub(database.url, ports);
@@ -58,12 +50,9 @@ describe('hub killed mid-batch and restarted', () => {
     const httpExporter = httpRetryingExporter(ports.otlpHttp, answers);
 
     // Both writes are inside their transactions, waiting on this lock, when the hub dies.
-    const locker = new pg.Client({ connectionString: database.url });
-    await locker.connect();
-    await locker.query('BEGIN');
-    await locker.query('LOCK TABLE deployment_state_history IN EXCLUSIVE MODE');
+    const locker = await holdWrites(database.url);
     const sent = Promise.all([grpcExporter.send(grpcBatch!), httpExporter.send(httpBatch!)]);
-    await waitFor(async () => (await hubBackendsWaitingOnLocks()) >= 2, 'both writes waiting on the lock');
+    await waitFor(async () => (await hubSessionsWaitingOnLocks(database.url)) >= 2, 'both writes waiting on the lock');
 
     await crashAndRestart();
     // The killed hub's sessions finish their statement once the lock goes, find their client

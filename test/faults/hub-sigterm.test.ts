@@ -2,8 +2,8 @@
 // test/cli/serve-command.test.ts proves (one HTTP export finishing on SIGINT): both transports
 // at once, how new exports are turned away meanwhile, and the --shutdown-timeout deadline
 // holding even when a write cannot finish — without losing that write.
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holdWrites, hubSessionsWaitingOnLocks } from '../support/held-writes.ts';
 import { freeHubPorts, type HubPorts, type HubProcess, killHub, spawnHub, waitHubReady } from '../support/hub-process.ts';
 import { grpcExport, httpExport } from '../support/raw-otlp.ts';
 import { chunks, expectedCurrent, expectedHistory, protobufBatch, reportSet } from '../support/report-stream.ts';
@@ -33,25 +33,6 @@ async function startHub(shutdownTimeout: string): Promise<HubProcess> {
   return hub;
 }
 
-/** Holds a lock every write needs, so that exports stay in flight until it is released. */
-async function holdWrites(): Promise<pg.Client> {
-  const locker = new pg.Client({ connectionString: database.url });
-  // If a test fails while holding it, the database is dropped under it in afterAll.
-  locker.on('error', () => undefined);
-  await locker.connect();
-  await locker.query('BEGIN');
-  await locker.query('LOCK TABLE deployment_state_history IN EXCLUSIVE MODE');
-  return locker;
-}
-
-const hubBackendsWaitingOnLocks = async (): Promise<number> =>
-  (
-    await database.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = 'kalypso-hub' AND wait_event_type = 'Lock'`,
-    )
-  )[0]!.n;
-
 /** A gRPC and an HTTP export of two reports each, both writing and held there by a lock. */
 async function exportsWaitingOnALock(prefix: string) {
   const reports = reportSet(prefix, 2, 2);
@@ -59,9 +40,9 @@ async function exportsWaitingOnALock(prefix: string) {
   const answers = new AnswerLog();
   const grpcExporter = grpcRetryingExporter(ports.otlpGrpc, answers);
   const httpExporter = httpRetryingExporter(ports.otlpHttp, answers);
-  const locker = await holdWrites();
+  const locker = await holdWrites(database.url);
   const sent = Promise.all([grpcExporter.send(grpcBatch!), httpExporter.send(httpBatch!)]);
-  await waitFor(async () => (await hubBackendsWaitingOnLocks()) >= 2, 'both exports writing');
+  await waitFor(async () => (await hubSessionsWaitingOnLocks(database.url)) >= 2, 'both exports writing');
   return { reports, answers, grpcExporter, locker, sent };
 }
 

@@ -1,8 +1,8 @@
 // PostgreSQL crashes (SIGKILL: no goodbye to its clients) under a running hub process, and comes
 // back on the same data directory and port. The hub must stay up, say "retry later" to every
 // export meanwhile, reconnect by itself, and end up with every report stored exactly once.
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { holdWrites, hubSessionsWaitingOnLocks, lockingSession } from '../support/held-writes.ts';
 import { freeHubPorts, type HubProcess, killHub, readyzStatus, spawnHub, waitHubReady } from '../support/hub-process.ts';
 import { type OwnPostgres, startOwnPostgres } from '../support/own-postgres.ts';
 import { chunks, expectedCurrent, expectedHistory, protobufBatch, reportSet, seededRandom, shuffled } from '../support/report-stream.ts';
@@ -34,21 +34,6 @@ afterAll(async () => {
 
 const query = (): ReturnType<typeof queryAt> => queryAt(postgres.server.url);
 
-/** A session that the test keeps open to hold locks; Postgres dying under it is expected. */
-async function lockingSession(): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: postgres.server.url });
-  client.on('error', () => undefined);
-  await client.connect();
-  return client;
-}
-
-const hubBackendsWaitingOnLocks = async (): Promise<number> =>
-  (
-    await query()<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'kalypso-hub' AND wait_event_type = 'Lock'`,
-    )
-  )[0]!.n;
-
 const alive = (process: HubProcess): boolean => process.process.exitCode === null && process.process.signalCode === null;
 
 /** The hub the earlier tests left running, or a fresh one when an earlier test failed. */
@@ -63,11 +48,12 @@ describe('PostgreSQL killed under a running hub', () => {
     // Hold Kysely's migration lock so that the hub's migration is parked on a checked-out
     // connection at the moment Postgres dies: the case that crashed the hub with an unhandled
     // 'error' event from a pg Client.
-    const locker = await lockingSession();
+    const locker = lockingSession(postgres.server.url);
+    await locker.connect();
     await locker.query(`SELECT pg_advisory_lock(${KYSELY_MIGRATION_LOCK})`);
     hub = spawnHub(postgres.server.url, await freeHubPorts());
     const running = hub;
-    await waitFor(async () => (await hubBackendsWaitingOnLocks()) > 0, 'the hub migrating, waiting for the lock', 20_000);
+    await waitFor(async () => (await hubSessionsWaitingOnLocks(postgres.server.url)) > 0, 'the hub migrating, waiting for the lock', 20_000);
     expect(await readyzStatus(running.ports.http)).toBe(503);
 
     await postgres.server.kill();
@@ -93,11 +79,9 @@ describe('PostgreSQL killed under a running hub', () => {
     const httpExporter = httpRetryingExporter(running.ports.otlpHttp, answers);
 
     // Both writes wait on this lock, each holding a pooled connection, when Postgres dies.
-    const locker = await lockingSession();
-    await locker.query('BEGIN');
-    await locker.query('LOCK TABLE deployment_state_history IN EXCLUSIVE MODE');
+    await holdWrites(postgres.server.url);
     const sent = [grpcExporter.send(grpcBatch!), httpExporter.send(httpBatch!)];
-    await waitFor(async () => (await hubBackendsWaitingOnLocks()) >= 2, 'both writes waiting on the lock');
+    await waitFor(async () => (await hubSessionsWaitingOnLocks(postgres.server.url)) >= 2, 'both writes waiting on the lock');
 
     await postgres.server.kill();
     await waitFor(() => answers.attempts.length >= 2 || !alive(running), 'answers to the interrupted writes (or the hub dying)');

@@ -2,8 +2,8 @@
 // flood the hub. The hub must keep a bounded queue: exports past it are told "overloaded, retry
 // later" at once instead of piling up in memory, and once the database moves again every
 // retried report is stored exactly once.
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holdWrites } from '../support/held-writes.ts';
 import { freeHubPorts, type HubProcess, killHub, spawnHub, waitHubReady } from '../support/hub-process.ts';
 import { expectedCurrent, expectedHistory, protobufBatch, reportSet } from '../support/report-stream.ts';
 import { AnswerLog, grpcRetryingExporter, httpRetryingExporter } from '../support/retrying-exporter.ts';
@@ -46,12 +46,7 @@ describe('PostgreSQL slow under a flood of exports', () => {
     const bodies = await Promise.all(reports.map((report) => protobufBatch([report], PADDING_BYTES)));
     const rssBefore = await running.rss();
 
-    const locker = new pg.Client({ connectionString: database.url });
-    // Should the test fail while the lock is held, dropping the database ends this session.
-    locker.on('error', () => undefined);
-    await locker.connect();
-    await locker.query('BEGIN');
-    await locker.query('LOCK TABLE deployment_state IN ACCESS EXCLUSIVE MODE');
+    const locker = await holdWrites(database.url, 'LOCK TABLE deployment_state IN ACCESS EXCLUSIVE MODE');
 
     const answers = new AnswerLog();
     // A long client deadline: the exports that the hub queues simply wait for the lock.
