@@ -1,9 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { formatDuration, parseDuration } from '../../config/units.ts';
 import { deliveryReport } from '../../store/reports/delivery-report.ts';
 import { ApiError } from '../api-error.ts';
 import type { ApiV1Deps } from './api-deps.ts';
-import { errorResponses, jsonResponse, NameParam, TextParam, Timestamp } from './schemas.ts';
+import { durationParamMs, errorResponses, jsonResponse, NameParam, sliceParams, TextParam, TimeParam, Timestamp } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 const DEFAULT_WINDOW_MS = 30 * 86_400_000;
@@ -101,9 +100,6 @@ const DeliveryReportSchema = z
   })
   .openapi('DeliveryReport');
 
-const time = (name: string, description: string) =>
-  z.iso.datetime({ offset: true }).optional().openapi({ param: { name, in: 'query' }, description, example: '2026-11-01T00:00:00Z' });
-
 const delivery = createRoute({
   method: 'get',
   path: '/metrics/delivery',
@@ -114,13 +110,9 @@ const delivery = createRoute({
     'in which they were assigned. Definitions and SQL: README "Delivery analytics".',
   request: {
     query: z.object({
-      since: time('since', 'Rollouts assigned at or after this time (default: 30 days before until)'),
-      until: time('until', 'Rollouts assigned before this time (default: now)'),
-      environment: NameParam('environment', 'query', 'Environment').optional(),
-      workspace: NameParam('workspace', 'query', 'Workspace').optional(),
-      application: NameParam('application', 'query', 'Application').optional(),
-      workload: NameParam('workload', 'query', 'Workload').optional(),
-      deploymentTarget: NameParam('deploymentTarget', 'query', 'Deployment target').optional(),
+      since: TimeParam('since', 'Rollouts assigned at or after this time (default: 30 days before until)', '2026-11-01T00:00:00Z'),
+      until: TimeParam('until', 'Rollouts assigned before this time (default: now)', '2026-11-01T00:00:00Z'),
+      ...sliceParams,
       host: NameParam('host', 'query', 'Host: the rollouts of the endpoints its reconcilers pull').optional(),
       fixWindow: TextParam()
         .max(32)
@@ -141,11 +133,7 @@ export function deliveryRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     const until = query.until === undefined ? deps.clock() : new Date(query.until);
     const since = query.since === undefined ? new Date(until.getTime() - DEFAULT_WINDOW_MS) : new Date(query.since);
     if (since >= until) throw new ApiError(400, 'invalid_parameter', 'since: must be before until');
-    const fixWindowMs = parseDuration(query.fixWindow ?? DEFAULT_FIX_WINDOW);
-    if (fixWindowMs === undefined) throw new ApiError(400, 'invalid_parameter', 'fixWindow: must be a duration such as 1h or 30m');
-    if (fixWindowMs > MAX_FIX_WINDOW_MS) {
-      throw new ApiError(400, 'invalid_parameter', `fixWindow: must be at most ${formatDuration(MAX_FIX_WINDOW_MS)}`);
-    }
+    const fixWindowMs = durationParamMs('fixWindow', query.fixWindow ?? DEFAULT_FIX_WINDOW, MAX_FIX_WINDOW_MS, '1h or 30m');
     const report = await deliveryReport(deps.db, { ...query, since, until, fixWindowSeconds: fixWindowMs / 1_000 });
     return c.json(serialized(report), 200);
   });

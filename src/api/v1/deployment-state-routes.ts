@@ -1,13 +1,11 @@
 // The rollout gate for CD pipelines, with an optional long-poll (`wait`) that answers as soon as
 // every subscriber has settled.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { formatDuration, parseDuration } from '../../config/units.ts';
 import { canonicalCommitId } from '../../model/commit-id.ts';
 import { normalizeManifestsEndpoint } from '../../model/manifests-endpoint.ts';
 import { type RolloutState, rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
-import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { EffectiveStatusSchema, errorResponses, jsonResponse, TextParam, Timestamp } from './schemas.ts';
+import { durationParamMs, EffectiveStatusSchema, errorResponses, jsonResponse, TextParam, Timestamp } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 /** Other hub replicas write too: a waiting request also looks again on this interval. */
@@ -62,11 +60,7 @@ const deploymentState = createRoute({
 export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(deploymentState, async (c) => {
     const query = c.req.valid('query');
-    const waitMs = query.wait === undefined ? 0 : parseDuration(query.wait);
-    if (waitMs === undefined) throw new ApiError(400, 'invalid_parameter', 'wait: must be a duration such as 30s or 5m');
-    if (waitMs > deps.maxWaitMs) {
-      throw new ApiError(400, 'invalid_parameter', `wait: must be at most ${formatDuration(deps.maxWaitMs)}`);
-    }
+    const waitMs = query.wait === undefined ? 0 : durationParamMs('wait', query.wait, deps.maxWaitMs, '30s or 5m');
     const endpoint = normalizeManifestsEndpoint(query.manifestsEndpoint);
     const commit = canonicalCommitId(query.commit);
     const read = (): Promise<RolloutState> => rolloutGateReport(deps.db, reportContext(deps), endpoint, commit);

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { decodeCursor, historyReport } from '../../store/reports/history-report.ts';
 import { ApiError } from '../api-error.ts';
 import type { ApiV1Deps } from './api-deps.ts';
-import { errorResponses, jsonResponse, NameParam, ReportedStatusSchema, TextParam, Timestamp } from './schemas.ts';
+import { errorResponses, jsonResponse, NameParam, ReportedStatusSchema, sliceParams, TextParam, TimeParam, Timestamp } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 const HistoryItemSchema = z
@@ -25,24 +25,16 @@ const HistoryItemSchema = z
   })
   .openapi('HistoryItem');
 
-const time = (name: string, description: string) =>
-  z.iso.datetime({ offset: true }).optional().openapi({ param: { name, in: 'query' }, description, example: '2026-11-20T00:00:00Z' });
-
 const history = createRoute({
   method: 'get',
   path: '/history',
   summary: 'State transitions, newest first, filtered and paged',
   request: {
     query: z.object({
-      environment: NameParam('environment', 'query', 'Environment').optional(),
-      workspace: NameParam('workspace', 'query', 'Workspace').optional(),
-      application: NameParam('application', 'query', 'Application').optional(),
-      workload: NameParam('workload', 'query', 'Workload').optional(),
-      deploymentTarget: NameParam('deploymentTarget', 'query', 'Deployment target').optional(),
-      host: NameParam('host', 'query', 'Host').optional(),
+      ...sliceParams,
       reconciler: NameParam('reconciler', 'query', 'Reconciler').optional(),
-      since: time('since', 'Only transitions observed at or after this time'),
-      until: time('until', 'Only transitions observed before this time'),
+      since: TimeParam('since', 'Only transitions observed at or after this time', '2026-11-20T00:00:00Z'),
+      until: TimeParam('until', 'Only transitions observed before this time', '2026-11-20T00:00:00Z'),
       limit: z.coerce.number().int().min(1).max(1_000).default(100).openapi({ description: 'Transitions per page (a transition of an endpoint shared by several targets is one item per target)' }),
       cursor: TextParam().max(200).optional().openapi({ description: 'nextCursor of the previous page' }),
     }),

@@ -1,6 +1,8 @@
 // Shapes of the API's answers and parameters, in zod: they validate requests and generate the
 // OpenAPI document, so the documentation cannot drift from the code.
 import { z } from '@hono/zod-openapi';
+import { formatDuration, parseDuration } from '../../config/units.ts';
+import { ApiError } from '../api-error.ts';
 
 export const ErrorSchema = z
   .object({ error: z.object({ code: z.string(), message: z.string() }) })
@@ -33,6 +35,28 @@ export const NameParam = (name: string, where: 'path' | 'query', description: st
     .min(1)
     .max(253)
     .openapi({ param: { name, in: where }, description });
+
+/** An optional moment as a query parameter: ISO 8601 with an offset. */
+export const TimeParam = (name: string, description: string, example: string) =>
+  z.iso.datetime({ offset: true }).optional().openapi({ param: { name, in: 'query' }, description, example });
+
+/** The names that slice the fleet, as optional query parameters (the reports that filter by them). */
+export const sliceParams = {
+  environment: NameParam('environment', 'query', 'Environment').optional(),
+  workspace: NameParam('workspace', 'query', 'Workspace').optional(),
+  application: NameParam('application', 'query', 'Application').optional(),
+  workload: NameParam('workload', 'query', 'Workload').optional(),
+  deploymentTarget: NameParam('deploymentTarget', 'query', 'Deployment target').optional(),
+  host: NameParam('host', 'query', 'Host').optional(),
+};
+
+/** A duration parameter (30s, 5m, 1h…) in milliseconds; a 400 naming it when it is not one or too long. */
+export function durationParamMs(name: string, text: string, maxMs: number, examples: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new ApiError(400, 'invalid_parameter', `${name}: must be a duration such as ${examples}`);
+  if (ms > maxMs) throw new ApiError(400, 'invalid_parameter', `${name}: must be at most ${formatDuration(maxMs)}`);
+  return ms;
+}
 
 export const DesiredVersionSchema = z
   .object({ version: z.string(), build: z.string(), commit: z.string(), assignedAt: Timestamp })

@@ -5,16 +5,11 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { refreshRollouts } from '../rollout-refresh.ts';
+import type { FleetSlice } from './report-context.ts';
 
-export interface DeliveryFilter {
+export interface DeliveryFilter extends FleetSlice {
   readonly since: Date;
   readonly until: Date;
-  readonly environment?: string | undefined;
-  readonly workspace?: string | undefined;
-  readonly application?: string | undefined;
-  readonly workload?: string | undefined;
-  readonly deploymentTarget?: string | undefined;
-  readonly host?: string | undefined;
   /** A rollout superseded within this many seconds of its assignment counts as a change failure (0: never). */
   readonly fixWindowSeconds: number;
   /** How many of the newest rollouts to list. */

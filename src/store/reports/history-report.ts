@@ -3,14 +3,9 @@
 import { type Kysely, sql } from 'kysely';
 import type { DeploymentStatus } from '../../model/deployment-records.ts';
 import type { HubDatabase } from '../database-schema.ts';
+import type { FleetSlice } from './report-context.ts';
 
-export interface HistoryFilter {
-  readonly environment?: string | undefined;
-  readonly workspace?: string | undefined;
-  readonly application?: string | undefined;
-  readonly workload?: string | undefined;
-  readonly deploymentTarget?: string | undefined;
-  readonly host?: string | undefined;
+export interface HistoryFilter extends FleetSlice {
   readonly reconciler?: string | undefined;
   readonly since?: Date | undefined;
   readonly until?: Date | undefined;

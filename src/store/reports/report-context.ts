@@ -9,6 +9,16 @@ export interface ReportContext {
   readonly staleAfterMs: number;
 }
 
+/** The names that slice the fleet; a report with none of them covers it all. */
+export interface FleetSlice {
+  readonly environment?: string | undefined;
+  readonly workspace?: string | undefined;
+  readonly application?: string | undefined;
+  readonly workload?: string | undefined;
+  readonly deploymentTarget?: string | undefined;
+  readonly host?: string | undefined;
+}
+
 export type EffectiveStatus = 'success' | 'failure' | 'in_progress' | 'stale';
 
 /** The newest moment a reconciler is known to have been alive: host clock, capped at receipt. */
