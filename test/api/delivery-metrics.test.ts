@@ -21,7 +21,7 @@ beforeAll(async () => {
   hub = await startTestHub(testDb.url);
   const exporter = createExporter('http-json', hub.ports);
   for (const batch of DELIVERY_FLEET) {
-    const result = await exportLogs(exporter, await buildLogRecords(batch.map(deliveryLogSpec)));
+    const result = await exportLogs(exporter, await buildLogRecords(batch.map((event) => deliveryLogSpec(event))));
     expect(result.code, String(result.error)).toBe(ExportResultCode.SUCCESS);
   }
   await exporter.shutdown();

@@ -77,11 +77,11 @@ interface State {
 /** A CD pipeline's descriptor or a reconciler's state report of the fleet. */
 export type DeliveryEvent = Descriptor | State;
 
-function descriptor(workload: DeliveryWorkload, environment: string, version: string, commit: string, buildMinute: number, assignedMinute: number): Descriptor {
+export function descriptor(workload: DeliveryWorkload, environment: string, version: string, commit: string, buildMinute: number, assignedMinute: number): Descriptor {
   return { kind: 'descriptor', workload, environment, version, commit, buildMinute, assignedMinute };
 }
 
-function state(host: string, workload: DeliveryWorkload, environment: string, commit: string, status: DeploymentStatus, minute: number): State {
+export function state(host: string, workload: DeliveryWorkload, environment: string, commit: string, status: DeploymentStatus, minute: number): State {
   return { kind: 'state', host, workload, environment, commit, status, minute };
 }
 
@@ -129,8 +129,8 @@ export const DELIVERY_FLEET: readonly (readonly DeliveryEvent[])[] = [
 
 const message = (status: DeploymentStatus): string => (status === 'failure' ? 'Health check failed after 5m0s' : 'Applied revision');
 
-/** An event as the OTLP log record a CD pipeline or an edge agent sends. */
-export function deliveryLogSpec(event: DeliveryEvent): LogSpec {
+/** An event as the OTLP log record a CD pipeline or an edge agent sends; `at` places its minutes in time. */
+export function deliveryLogSpec(event: DeliveryEvent, at: (minute: number) => Date = deliveryAt): LogSpec {
   if (event.kind === 'descriptor') {
     return {
       resource: { 'service.name': 'cd-pipeline' },
@@ -143,9 +143,9 @@ export function deliveryLogSpec(event: DeliveryEvent): LogSpec {
           environment: event.environment,
           manifests: { repo: REPO, branch: event.environment, path: `${event.workload.name}-${event.workload.target}` },
         },
-        workloadVersion: { version: event.version, build: `b-${event.version}`, buildTime: deliveryAt(event.buildMinute).toISOString() },
+        workloadVersion: { version: event.version, build: `b-${event.version}`, buildTime: at(event.buildMinute).toISOString() },
       },
-      time: deliveryAt(event.assignedMinute),
+      time: at(event.assignedMinute),
     };
   }
   return {
@@ -159,7 +159,7 @@ export function deliveryLogSpec(event: DeliveryEvent): LogSpec {
       'kalypso.deployment.status': event.status,
     },
     body: message(event.status),
-    time: deliveryAt(event.minute),
+    time: at(event.minute),
   };
 }
 

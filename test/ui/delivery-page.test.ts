@@ -32,7 +32,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { artifactPath, launchBrowser } from '../support/browser.ts';
-import { buildLogRecords, createExporter, ExportResultCode, exportLogs, type LogSpec } from '../support/otlp-client.ts';
+import { CART, type DeliveryEvent, deliveryLogSpec, descriptor, state, WEB } from '../support/delivery-fleet.ts';
+import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
 
@@ -44,49 +45,7 @@ const DAY_A = dayOf(T0);
 const DAY_B = dayOf(T0 + DAY_MS);
 const DAY_OLD = dayOf(T0 - 20 * DAY_MS);
 
-interface Workload {
-  readonly name: string;
-  readonly target: string;
-}
-const CART: Workload = { name: 'cart', target: 'edge' };
-const WEB: Workload = { name: 'web', target: 'main' };
-const endpoint = (environment: string, workload: Workload) => `https://github.com/contoso/shop-gitops/${environment}/${workload.name}-${workload.target}`;
-
-function descriptor(workload: Workload, environment: string, version: string, commit: string, buildMinute: number, assignedMinute: number): LogSpec {
-  return {
-    resource: { 'service.name': 'cd-pipeline' },
-    eventName: 'kalypso.deployment.descriptor',
-    attributes: { 'vcs.ref.head.revision': commit },
-    body: {
-      workload: { name: workload.name, application: { name: 'shop', workspace: { name: 'contoso' } } },
-      deploymentTarget: {
-        name: workload.target,
-        environment,
-        manifests: { repo: 'https://github.com/contoso/shop-gitops', branch: environment, path: `${workload.name}-${workload.target}` },
-      },
-      workloadVersion: { version, build: `b-${version}`, buildTime: at(buildMinute).toISOString() },
-    },
-    time: at(assignedMinute),
-  };
-}
-
-function state(host: string, workload: Workload, environment: string, commit: string, status: string, minute: number): LogSpec {
-  return {
-    resource: { 'k8s.cluster.name': host },
-    eventName: 'kalypso.deployment.state',
-    attributes: {
-      'kalypso.reconciler.name': `flux-system/${workload.name}`,
-      'kalypso.reconciler.type': 'flux',
-      'kalypso.manifests.endpoint': endpoint(environment, workload),
-      'vcs.ref.head.revision': commit,
-      'kalypso.deployment.status': status,
-    },
-    body: status === 'failure' ? 'Health check failed after 5m0s' : 'Applied revision',
-    time: at(minute),
-  };
-}
-
-const fleet: LogSpec[][] = [
+const fleet: DeliveryEvent[][] = [
   [
     descriptor(WEB, 'prod', '2.0', 'w1', -28_830, -28_800),
     descriptor(CART, 'prod', '1.0', 'c1', 0, 60),
@@ -131,7 +90,7 @@ beforeAll(async () => {
   hub = await startTestHub(testDb.url);
   const exporter = createExporter('http-json', hub.ports);
   for (const batch of fleet) {
-    const result = await exportLogs(exporter, await buildLogRecords(batch));
+    const result = await exportLogs(exporter, await buildLogRecords(batch.map((event) => deliveryLogSpec(event, at))));
     expect(result.code, String(result.error)).toBe(ExportResultCode.SUCCESS);
   }
   await exporter.shutdown();
