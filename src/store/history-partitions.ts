@@ -4,6 +4,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { repeatEvery } from './repeat-every.ts';
 
 const MAINTENANCE_INTERVAL_MS = 6 * 3_600_000;
 
@@ -33,22 +34,16 @@ export function scheduleHistoryMaintenance(
   options: { readonly retentionMs: number; readonly clock: () => Date },
   log: Logger,
 ): { stop(): Promise<void> } {
-  let running: Promise<void> = Promise.resolve();
-  const run = () => {
-    running = maintainHistoryPartitions(db, { retentionMs: options.retentionMs, now: options.clock() }).then(
-      (result) => {
+  return repeatEvery(
+    MAINTENANCE_INTERVAL_MS,
+    async () => {
+      try {
+        const result = await maintainHistoryPartitions(db, { retentionMs: options.retentionMs, now: options.clock() });
         if (result.partitionsCreated + result.partitionsDropped > 0) log.info(result, 'history partitions maintained');
-      },
-      (error: unknown) => log.warn({ err: error }, 'history partition maintenance failed; will retry'),
-    );
-  };
-  run();
-  const timer = setInterval(run, MAINTENANCE_INTERVAL_MS);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+      } catch (error) {
+        log.warn({ err: error }, 'history partition maintenance failed; will retry');
+      }
     },
-  };
+    { immediately: true },
+  );
 }

@@ -7,6 +7,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { repeatEvery } from './repeat-every.ts';
 
 const LOCK = sql`hashtext('kalypso_rollout_refresh')`;
 
@@ -56,31 +57,17 @@ export function scheduleRolloutRefresh(
   metrics: Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed'>,
   log: Logger,
 ): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined;
-  const tick = (): void => {
-    if (running !== undefined) return;
+  return repeatEvery(intervalMs, async () => {
     const started = performance.now();
-    running = refreshRollouts(db, { wait: false })
-      .then(
-        (result) => {
-          // Idle ticks (nothing queued, or another replica refreshing) are not refreshes.
-          if (result === undefined || result.endpoints === 0) return;
-          metrics.rolloutRefreshSeconds.observe((performance.now() - started) / 1_000);
-          metrics.rolloutsRefreshed.inc(result.changed);
-          log.debug(result, 'rollouts refreshed');
-        },
-        (error: unknown) => log.warn({ err: error }, 'rollout refresh failed; will retry'),
-      )
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+    try {
+      const result = await refreshRollouts(db, { wait: false });
+      // Idle ticks (nothing queued, or another replica refreshing) are not refreshes.
+      if (result === undefined || result.endpoints === 0) return;
+      metrics.rolloutRefreshSeconds.observe((performance.now() - started) / 1_000);
+      metrics.rolloutsRefreshed.inc(result.changed);
+      log.debug(result, 'rollouts refreshed');
+    } catch (error) {
+      log.warn({ err: error }, 'rollout refresh failed; will retry');
+    }
+  });
 }
