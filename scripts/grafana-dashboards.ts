@@ -507,10 +507,10 @@ const delivery = dashboard(
   [
     stat(
       'Deployment frequency',
-      'Successful rollouts (every subscriber applied the commit) per day of the time range.',
+      'Successful rollouts (every subscriber applied the version: the rollout converged, even if it regressed since) per day of the time range.',
       { h: 5, w: 4, x: 0, y: 0 },
-      `SELECT count(*) FILTER (WHERE status = 'succeeded') / ${RANGE_DAYS} AS per_day,
-       count(*) FILTER (WHERE status = 'succeeded') AS successful_rollouts
+      `SELECT count(*) FILTER (WHERE converged) / ${RANGE_DAYS} AS per_day,
+       count(*) FILTER (WHERE converged) AS successful_rollouts
   FROM kalypso_delivery_rollout
  WHERE ${ROLLOUT_FILTER}`,
       { per_day: 'green' },
@@ -567,7 +567,7 @@ const delivery = dashboard(
       'Rollouts that converged, by UTC day of assignment.',
       { h: 8, w: 12, x: 0, y: 5 },
       `SELECT $__timeGroupAlias(assigned_at, '1d', 0),
-       count(*) FILTER (WHERE status = 'succeeded') AS successful
+       count(*) FILTER (WHERE converged) AS successful
   FROM kalypso_delivery_rollout
  WHERE ${ROLLOUT_FILTER}
  GROUP BY 1
@@ -640,7 +640,8 @@ const delivery = dashboard(
        subscribers, subscribers_succeeded, subscribers_failed,
        lead_time_first_host_seconds, lead_time_last_host_seconds,
        convergence_50_seconds, convergence_90_seconds, convergence_100_seconds, restore_seconds,
-       array_to_string(lagging_hosts, ', ') AS lagging_hosts, build_time, superseded_at
+       array_to_string(lagging_hosts, ', ') AS lagging_hosts, build_time, superseded_at,
+       array_to_string(regressed_on, ', ') AS regressed_on
   FROM kalypso_delivery_rollout
  WHERE ${ROLLOUT_FILTER}
  ORDER BY assigned_at DESC, environment_order, workspace, application, workload, deployment_target

@@ -16,6 +16,11 @@ export const DEFAULT_STORAGE_TYPE = 'git';
 export interface ManifestsRef {
   readonly storageType: string;
   readonly endpoint: string;
+  /**
+   * `repo/branch` in normal form, when the source named repo and branch apart (a joined endpoint
+   * cannot be split: repos and branches both contain `/`). Endpoints on one branch share commits.
+   */
+  readonly branch?: string;
 }
 
 /** Real state: what one reconciler on one host applied, observed at a point in time. */

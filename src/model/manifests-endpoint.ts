@@ -24,3 +24,8 @@ export function composeManifestsEndpoint(repo: string, branch: string, path: str
   const parts = [repo.trim().replace(/\/+$/, '').replace(/\.git$/, ''), branch.trim(), path.trim()];
   return normalizeManifestsEndpoint(parts.filter((part) => part !== '').join('/'));
 }
+
+/** Endpoint and branch (`repo/branch`, normal form) of a repo, branch and path named apart. */
+export function manifestsOf(repo: string, branch: string, path: string): { endpoint: string; branch: string } {
+  return { endpoint: composeManifestsEndpoint(repo, branch, path), branch: composeManifestsEndpoint(repo, branch, '') };
+}

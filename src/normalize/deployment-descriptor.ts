@@ -3,7 +3,7 @@
 // that carries descriptors, so they are validated the same way wherever they come from.
 import { canonicalCommitId } from '../model/commit-id.ts';
 import { DEFAULT_STORAGE_TYPE, type DesiredStateRecord } from '../model/deployment-records.ts';
-import { composeManifestsEndpoint } from '../model/manifests-endpoint.ts';
+import { manifestsOf } from '../model/manifests-endpoint.ts';
 import { describeType, FIELD_LIMITS, FieldReader } from './field-reader.ts';
 import { accepted, type Normalized, rejected } from './normalize-result.ts';
 
@@ -77,7 +77,7 @@ export function normalizeDescriptorSpec(spec: unknown, context: DescriptorContex
     environment,
     deploymentTarget: {
       name: targetName,
-      manifests: { storageType, endpoint: composeManifestsEndpoint(repo, branch, path ?? '') },
+      manifests: { storageType, ...manifestsOf(repo, branch, path ?? '') },
     },
     workloadVersion: {
       version: versionName,

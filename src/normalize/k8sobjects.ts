@@ -4,7 +4,7 @@
 import { canonicalCommitId } from '../model/commit-id.ts';
 import type { DeploymentStatus, RealStateRecord } from '../model/deployment-records.ts';
 import type { FluxObjectRecord, GitRepositoryFacts, KustomizationFacts } from '../model/flux-objects.ts';
-import { composeManifestsEndpoint } from '../model/manifests-endpoint.ts';
+import { manifestsOf } from '../model/manifests-endpoint.ts';
 import { FIELD_LIMITS, FieldReader } from './field-reader.ts';
 import type { Normalized } from './normalize-result.ts';
 
@@ -111,7 +111,7 @@ export function kustomizationState(
     kind: 'real-state',
     host: { name: cluster, type: undefined },
     reconciler: { name: `${kustomization.namespace}/${kustomization.name}`, type: 'flux' },
-    manifests: { storageType: 'git', endpoint: composeManifestsEndpoint(repository.url, repository.ref, facts.path) },
+    manifests: { storageType: 'git', ...manifestsOf(repository.url, repository.ref, facts.path) },
     commitId: canonicalCommitId(revision),
     status,
     statusMessage: message,

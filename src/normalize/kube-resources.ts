@@ -70,13 +70,52 @@ export function descriptorCommitSource(object: KubeObject): DescriptorCommitSour
   return { kind: 'kustomization', namespace: labels[KUSTOMIZATION_NAMESPACE_LABEL] ?? object.metadata.namespace ?? '', name };
 }
 
+/** What a Flux Kustomization says about when it applied its `status.lastAppliedRevision`. */
+export type KustomizationApplied =
+  | { readonly kind: 'applied'; readonly revision: string; readonly at: Date }
+  | { readonly kind: 'pending'; readonly reason: string };
+
+interface Condition {
+  readonly type?: unknown;
+  readonly status?: unknown;
+  readonly lastTransitionTime?: unknown;
+}
+
 /**
- * A `DeploymentDescriptor` → desired state. `kustomizationRevision` is the
- * `status.lastAppliedRevision` of the Flux Kustomization its labels name, if it is known.
+ * When the Kustomization `kustomization` applied its last applied revision, as evidence for ordering
+ * the assignments of `descriptor` (docs/research/flux-kustomization-status.md):
+ *
+ * - Its Ready condition turns True after each successful reconciliation (`Applied revision: …`),
+ *   at the same status write as `lastAppliedRevision`; the transition time is therefore the moment
+ *   the revision was applied, or later (Flux resets it every interval). Ready not True (reconciling,
+ *   failing): the hub's first sight of the revision, `now`.
+ * - A descriptor written after that transition was changed by an apply whose result the
+ *   Kustomization has not reported yet: its revision would name the previous commit. It is pending
+ *   until the Kustomization reports (at the latest, its next interval).
+ */
+export function kustomizationAppliedAt(kustomization: KubeObject, descriptor: KubeObject, now: Date): KustomizationApplied {
+  const status = map(kustomization.status);
+  const revision = typeof status['lastAppliedRevision'] === 'string' && status['lastAppliedRevision'] !== '' ? status['lastAppliedRevision'] : undefined;
+  const name = `${kustomization.metadata.namespace ?? ''}/${kustomization.metadata.name ?? ''}`;
+  if (revision === undefined) return { kind: 'pending', reason: `waiting for status.lastAppliedRevision of Kustomization ${name}` };
+  const conditions = Array.isArray(status['conditions']) ? (status['conditions'] as Condition[]) : [];
+  const ready = conditions.find((condition) => condition?.type === 'Ready');
+  const since = typeof ready?.lastTransitionTime === 'string' ? new Date(ready.lastTransitionTime) : undefined;
+  if (since === undefined || Number.isNaN(since.getTime())) return { kind: 'applied', revision, at: now };
+  const written = lastWriteTime(descriptor);
+  if (written !== undefined && written > since) {
+    return { kind: 'pending', reason: `waiting for Kustomization ${name} to report the revision that changed this descriptor` };
+  }
+  return { kind: 'applied', revision, at: ready?.status === 'True' && since < now ? since : now };
+}
+
+/**
+ * A `DeploymentDescriptor` → desired state. `kustomization` is what the Flux Kustomization its
+ * labels name says it applied, if it is known.
  */
 export function normalizeDescriptorResource(
   object: KubeObject,
-  kustomizationRevision: string | undefined,
+  kustomization: { readonly revision: string; readonly at: Date } | undefined,
   receivedAt: Date,
 ): Normalized {
   const source = descriptorCommitSource(object);
@@ -84,11 +123,13 @@ export function normalizeDescriptorResource(
     source.kind === 'kustomization'
       ? `status.lastAppliedRevision of Kustomization ${source.namespace}/${source.name}`
       : `the labels ${KUSTOMIZATION_NAME_LABEL} and ${KUSTOMIZATION_NAMESPACE_LABEL} (naming a Flux Kustomization)`;
+  // Assignments are ordered by time evidence: when the Kustomization applied the revision (a merge
+  // that did not touch the descriptor still moves it to the new commit), else the object's write.
   return normalizeDescriptorSpec(object.spec, {
     prefix: 'spec',
-    commitId: source.kind === 'kustomization' ? kustomizationRevision : undefined,
+    commitId: source.kind === 'kustomization' ? kustomization?.revision : undefined,
     commitField,
-    assignedAt: lastWriteTime(object) ?? receivedAt,
+    assignedAt: (source.kind === 'kustomization' ? kustomization?.at : undefined) ?? lastWriteTime(object) ?? receivedAt,
   });
 }
 

@@ -9,7 +9,7 @@ import {
   RECONCILER_TYPES,
   type RealStateRecord,
 } from '../model/deployment-records.ts';
-import { composeManifestsEndpoint, normalizeManifestsEndpoint } from '../model/manifests-endpoint.ts';
+import { manifestsOf, normalizeManifestsEndpoint } from '../model/manifests-endpoint.ts';
 import { FIELD_LIMITS, FieldReader } from './field-reader.ts';
 import { accepted, type Normalized, rejected } from './normalize-result.ts';
 
@@ -49,10 +49,10 @@ export function normalizeRealState(fields: RealStateFields): Normalized {
   const hostType = read.optionalToken(fields.hostType.name, fields.hostType.value);
   const reconcilerName = text(fields.reconcilerName);
   const reconcilerType = read.optionalEnum(fields.reconcilerType.name, fields.reconcilerType.value, RECONCILER_TYPES) ?? 'custom';
-  const endpoint =
+  const manifests: { endpoint: string; branch?: string } =
     'name' in fields.endpoint
-      ? normalizeManifestsEndpoint(text(fields.endpoint, FIELD_LIMITS.endpoint))
-      : composeManifestsEndpoint(
+      ? { endpoint: normalizeManifestsEndpoint(text(fields.endpoint, FIELD_LIMITS.endpoint)) }
+      : manifestsOf(
           text(fields.endpoint.repo, FIELD_LIMITS.endpoint),
           text(fields.endpoint.branch),
           read.optionalString(fields.endpoint.path.name, fields.endpoint.path.value, FIELD_LIMITS.endpoint) ?? '',
@@ -68,7 +68,7 @@ export function normalizeRealState(fields: RealStateFields): Normalized {
     kind: 'real-state',
     host: { name: hostName, type: hostType },
     reconciler: { name: reconcilerName, type: reconcilerType },
-    manifests: { storageType, endpoint },
+    manifests: { storageType, ...manifests },
     commitId: canonicalCommitId(commit),
     status,
     statusMessage,

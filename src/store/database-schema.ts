@@ -41,6 +41,8 @@ export interface ManifestsEndpointTable {
   id: Id;
   endpoint: string;
   storage_type: Generated<string>;
+  /** `repo/branch`, when a source named them apart (schema/0010). */
+  branch: string | null;
   created_at: CreatedAt;
 }
 
@@ -72,6 +74,29 @@ export interface DeploymentAssignmentTable {
   gitops_commit_id: string;
   assigned_at: Timestamp;
   received_at: DefaultedTimestamp;
+  /** The first assignment of its rollout: consecutive assignments of one version (schema/0010). */
+  rollout_id: number | null;
+}
+
+export interface EndpointCommitTable {
+  manifests_endpoint_id: number;
+  gitops_commit_id: string;
+  first_seen_at: Timestamp;
+}
+
+export interface CommitSuccessionTable {
+  manifests_endpoint_id: number;
+  from_commit: string;
+  to_commit: string;
+  first_seen_at: Timestamp;
+}
+
+export interface TargetCommitTable {
+  deployment_target_id: number;
+  gitops_commit_id: string;
+  /** The assignment whose version runs at the commit: the target's own, or carried from an earlier one. */
+  assignment_id: number;
+  carried: boolean;
 }
 
 export interface HostTable {
@@ -136,6 +161,9 @@ export interface HubDatabase {
   deployment_target: DeploymentTargetTable;
   workload_version: WorkloadVersionTable;
   deployment_assignment: DeploymentAssignmentTable;
+  endpoint_commit: EndpointCommitTable;
+  commit_succession: CommitSuccessionTable;
+  target_commit: TargetCommitTable;
   host: HostTable;
   reconciler: ReconcilerTable;
   deployment_state: DeploymentStateTable;

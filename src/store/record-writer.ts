@@ -8,7 +8,9 @@ import type { FluxObjectRecord } from '../model/flux-objects.ts';
 import type { Logger } from '../log/logger.ts';
 import type { RecordSink, WriteSummary } from '../sources/source.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { BoundedCache } from './bounded-cache.ts';
 import { DimensionIds, type DimensionRow } from './dimension-ids.ts';
+import { recordBranches } from './endpoint-branches.ts';
 import type { StateChanges } from './state-changes.ts';
 import { isDatabaseUnavailable, isMissingReference, isTransientConflict, StoreUnavailableError } from './store-errors.ts';
 import { type ResolvedDescriptor, writeDesiredState } from './write-desired-state.ts';
@@ -30,6 +32,8 @@ export interface RecordWriterOptions {
 export class RecordWriter implements RecordSink {
   readonly #db: Kysely<HubDatabase>;
   readonly #ids: DimensionIds;
+  /** Endpoint branches already written, so that each costs one statement per hub, not per batch. */
+  readonly #branches = new BoundedCache<string, true>(100_000);
   readonly #log: Logger;
   readonly #options: RecordWriterOptions;
 
@@ -60,6 +64,7 @@ export class RecordWriter implements RecordSink {
           if (idsRefreshed || !isMissingReference(error)) throw error;
           this.#log.warn({ err: (error as Error).message }, 'a cached row id no longer exists in the database; looking ids up again');
           this.#ids.clear();
+          this.#branches.clear();
         }
       }
     } catch (error) {
@@ -85,6 +90,14 @@ export class RecordWriter implements RecordSink {
   ): Promise<WriteSummary> {
     const descriptors = await this.#resolveDescriptors(desiredStates);
     const reports = await this.#resolveReports(realStates, receivedAt);
+    await recordBranches(
+      this.#db,
+      this.#branches,
+      [
+        ...descriptors.map((d) => ({ endpointId: d.endpointId, branch: d.record.deploymentTarget.manifests.branch })),
+        ...realStates.map((record, index) => ({ endpointId: reports[index]!.endpointId, branch: record.manifests.branch })),
+      ],
+    );
     for (let attempt = 1; ; attempt += 1) {
       try {
         const summary = await this.#db.transaction().execute(async (trx) => {

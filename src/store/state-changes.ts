@@ -15,17 +15,17 @@ export class StateChanges {
     for (const endpoint of new Set(endpoints)) this.#emitter.emit(endpoint);
   }
 
-  /** Resolves when `endpoint` changes, after `timeoutMs`, or when `signal` aborts — whichever is first. */
-  next(endpoint: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
+  /** Resolves when one of `endpoints` changes, after `timeoutMs`, or when `signal` aborts — whichever is first. */
+  next(endpoints: readonly string[], timeoutMs: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
-        this.#emitter.off(endpoint, done);
+        for (const endpoint of endpoints) this.#emitter.off(endpoint, done);
         signal.removeEventListener('abort', done);
         resolve();
       };
       const timer = setTimeout(done, Math.max(0, timeoutMs));
-      this.#emitter.once(endpoint, done);
+      for (const endpoint of endpoints) this.#emitter.once(endpoint, done);
       signal.addEventListener('abort', done, { once: true });
       if (signal.aborted) done();
     });

@@ -1,7 +1,9 @@
 // Writes desired-state records (deployment descriptors) inside the caller's transaction. Each
 // descriptor becomes an assignment of a workload version to a deployment target under a GitOps
-// commit; the target's current assignment moves only forward in assignment time, so a late
-// descriptor is kept as history without taking over.
+// commit; the target's current assignment moves only forward in assignment time — the time
+// evidence of the source (when a Kustomization applied the revision, a record's time), never the
+// commit's text — so a late or re-delivered descriptor is kept as history without taking over.
+// Each new assignment also takes its place in the target's rollouts and commit order (schema/0010).
 import { type Kysely, sql } from 'kysely';
 import type { DesiredStateRecord } from '../model/deployment-records.ts';
 import type { HubDatabase } from './database-schema.ts';
@@ -56,6 +58,7 @@ export async function writeDesiredState(
       RETURNING id`.execute(trx);
     if (inserted.rows.length > 0) {
       assignments += 1;
+      await sql`SELECT kalypso_assignment_added(${inserted.rows[0]!.id}::bigint)`.execute(trx);
       // The new rollout, and the one it supersedes: both are refreshed (schema/0008).
       await sql`${queueRolloutRefresh(
         sql`VALUES (${descriptor.endpointId}::bigint, ${record.assignedAt}::timestamptz - interval '1 hour', 'infinity'::timestamptz)`,
@@ -74,7 +77,7 @@ export async function writeDesiredState(
          AND (t.current_assignment_id IS NULL OR EXISTS (
                SELECT 1 FROM deployment_assignment c
                 WHERE c.id = t.current_assignment_id
-                  AND (c.assigned_at, c.gitops_commit_id) < (${assignedAt}::timestamptz, ${record.commitId}::text)))`.execute(
+                  AND (c.assigned_at, c.id) < (${assignedAt}::timestamptz, ${assignmentId}::bigint)))`.execute(
       trx,
     );
   }

@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DeploymentStatus } from '../model/deployment-records.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { type CommitEvidence, commitEvidence } from './commit-evidence.ts';
 import { queueRolloutRefresh } from './rollout-refresh.ts';
 import {
   type CurrentState,
@@ -75,6 +76,7 @@ export async function writeRealState(
   const lateKept = plan.late.length === 0 ? [] : keepLateReports(plan.late, await latePredecessors(trx, plan.late));
   const history = [...plan.history, ...lateKept];
   const inserted = await insertHistory(trx, history, receivedAt);
+  await recordCommitEvidence(trx, commitEvidence(stored, plan.history, lateKept));
   const hostOf = new Map(reports.map((report) => [report.reconcilerId, report.hostId]));
   await writeCurrentStates(trx, plan.current, stored, hostOf, receivedAt);
   const confirmedOnly = reconcilerIds.filter((id) => !plan.current.has(id) && stored.has(id));
@@ -120,6 +122,21 @@ async function latePredecessors(
     });
   }
   return predecessors;
+}
+
+/**
+ * Sightings and successions, with the versions they carry forward (schema/0010). Most batches only
+ * confirm states or change a status, and witness nothing new: they skip the statement.
+ */
+async function recordCommitEvidence(trx: Kysely<HubDatabase>, evidence: CommitEvidence): Promise<void> {
+  const { sightings, successions } = evidence;
+  if (sightings.length === 0 && successions.length === 0) return;
+  await sql`
+    SELECT kalypso_commits_seen(
+      ${sightings.map((s) => s.endpointId)}::bigint[], ${sightings.map((s) => s.commitId)}::text[],
+      ${sightings.map((s) => s.at)}::timestamptz[],
+      ${successions.map((s) => s.endpointId)}::bigint[], ${successions.map((s) => s.from)}::text[],
+      ${successions.map((s) => s.to)}::text[], ${successions.map((s) => s.at)}::timestamptz[])`.execute(trx);
 }
 
 async function insertHistory(trx: Kysely<HubDatabase>, rows: readonly StateReport[], receivedAt: Date): Promise<number> {

@@ -4,6 +4,7 @@ import type { RunningHub } from '../../src/hub.ts';
 import { CART, endpointOf, type FleetBuilder, writeKnownFleet } from '../support/known-fleet.ts';
 import { stateLog } from '../support/kalypso-logs.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
+import { randomCommit } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
 
@@ -57,7 +58,7 @@ describe('GET /environments/{environment}/state', () => {
         environment: 'dev',
         manifestsEndpoint: endpointOf('dev', 'cart', 'edge'),
         desired: { version: '5.1', build: 'b-5.1', commit: 'k-dev-51', assignedAt: at(80) },
-        deployed: [{ version: '5.1', commit: 'k-dev-51', reconcilers: counts(2, 1, 0, 1) }],
+        deployed: [{ version: '5.1', commit: 'k-dev-51', onDesired: true, reconcilers: counts(2, 1, 0, 1) }],
         reconcilers: counts(2, 1, 0, 1),
       },
       {
@@ -68,7 +69,7 @@ describe('GET /environments/{environment}/state', () => {
         environment: 'dev',
         manifestsEndpoint: endpointOf('dev', 'greeter-api', 'main'),
         desired: { version: '2.0.0', build: 'b-2.0.0', commit: 'g-dev-2', assignedAt: at(90) },
-        deployed: [{ version: '2.0.0', commit: 'g-dev-2', reconcilers: counts(2, 1, 1) }],
+        deployed: [{ version: '2.0.0', commit: 'g-dev-2', onDesired: true, reconcilers: counts(2, 1, 1) }],
         reconcilers: counts(2, 1, 1),
       },
       {
@@ -80,8 +81,8 @@ describe('GET /environments/{environment}/state', () => {
         manifestsEndpoint: endpointOf('dev', 'hello-world', 'functional-test'),
         desired: { version: '0.0.3', build: 'b-0.0.3', commit: 'c-dev-3', assignedAt: at(60) },
         deployed: [
-          { version: '0.0.2', commit: 'c-dev-2', reconcilers: counts(1, 1) },
-          { version: '0.0.3', commit: 'c-dev-3', reconcilers: counts(1, 1) },
+          { version: '0.0.2', commit: 'c-dev-2', onDesired: false, reconcilers: counts(1, 1) },
+          { version: '0.0.3', commit: 'c-dev-3', onDesired: true, reconcilers: counts(1, 1) },
         ],
         reconcilers: counts(2, 2),
       },
@@ -91,7 +92,7 @@ describe('GET /environments/{environment}/state', () => {
   it('counts silent reconcilers as stale, never as succeeded', async () => {
     const { body } = await get('/environments/prod/state');
     const hello = body.items.find((item: { workload: string }) => item.workload === 'hello-world');
-    expect(hello.deployed).toEqual([{ version: '0.0.1', commit: 'c-prod-1', reconcilers: counts(3, 2, 0, 0, 1) }]);
+    expect(hello.deployed).toEqual([{ version: '0.0.1', commit: 'c-prod-1', onDesired: true, reconcilers: counts(3, 2, 0, 0, 1) }]);
   });
 
   it('answers 404 for an unknown environment', async () => {
@@ -302,7 +303,7 @@ describe('GET /compare', () => {
     expect(desired('greeter-api')).toEqual({ dev: '2.0.0', qa: '2.0.0', staging: null, prod: '1.9.0' });
     expect(desired('cart')).toEqual({ dev: '5.1', qa: null, staging: null, prod: '5.1' });
     expect(rows['hello-world']).toMatchObject({ desiredDiffers: true, deployedDiffers: true });
-    expect(rows['hello-world'].environments.staging.deployed).toEqual([{ version: '0.0.2', commit: 'c-st-2', reconcilers: counts(1, 0, 0, 0, 1) }]);
+    expect(rows['hello-world'].environments.staging.deployed).toEqual([{ version: '0.0.2', commit: 'c-st-2', onDesired: true, reconcilers: counts(1, 0, 0, 0, 1) }]);
   });
 
   it('finds no difference where there is none', async () => {
@@ -433,7 +434,7 @@ describe('GET /deployment-state (rollout gate)', () => {
   it('normalizes the endpoint and has no subscribers for an unknown one', async () => {
     const spelled = 'https://github.com/contoso/gitops.git/dev/./hello-world-functional-test/';
     expect((await gate(spelled, 'c-dev-3')).body).toMatchObject({ manifestsEndpoint: helloDev, total: 2 });
-    expect((await gate('https://github.com/contoso/none/main/x', 'c1')).body).toMatchObject({ total: 0, settled: false, subscribers: [] });
+    expect((await gate('https://github.com/contoso/none/main/x', randomCommit())).body).toMatchObject({ total: 0, settled: false, subscribers: [] });
   });
 
   it('waits until every subscriber settled when asked to', async () => {
@@ -456,7 +457,7 @@ describe('GET /deployment-state (rollout gate)', () => {
 
   it('refuses bad parameters, naming them', async () => {
     expect((await get(`/deployment-state?manifestsEndpoint=${encodeURIComponent(helloDev)}`)).body.error.message).toMatch(/^commit: /);
-    expect((await get('/deployment-state?commit=c1')).body.error.message).toMatch(/^manifestsEndpoint: /);
+    expect((await get('/deployment-state?commit=c1')).body.error.message).toMatch(/^manifestsEndpoint, environment: give exactly one/);
     expect((await gate(helloDev, 'c-dev-3', '&wait=soon')).body.error).toEqual({
       code: 'invalid_parameter',
       message: 'wait: must be a duration such as 30s or 5m',

@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
-import { CART, DELIVERY_FLEET, type DeliveryEvent, deliveryAt, deliveryLogSpec, WEB } from '../support/delivery-fleet.ts';
+import { CART, DELIVERY_FLEET, DELIVERY_STALE_AFTER_MS, type DeliveryEvent, deliveryAt, deliveryLogSpec, WEB } from '../support/delivery-fleet.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
@@ -18,7 +18,7 @@ let hub: RunningHub;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
-  hub = await startTestHub(testDb.url);
+  hub = await startTestHub(testDb.url, ['--stale-after', `${DELIVERY_STALE_AFTER_MS}ms`]);
   const exporter = createExporter('http-json', hub.ports);
   for (const batch of DELIVERY_FLEET) {
     const result = await exportLogs(exporter, await buildLogRecords(batch.map((event) => deliveryLogSpec(event))));
@@ -110,6 +110,8 @@ describe('GET /metrics/delivery over the whole fleet', () => {
       assignedAt: iso(240),
       supersededAt: iso(280),
       status: 'failed',
+      current: false,
+      regressedOn: [],
       changeFailure: true,
       subscribers: 4,
       succeeded: 1,
@@ -122,12 +124,16 @@ describe('GET /metrics/delivery over the whole fleet', () => {
       restoreSeconds: 4800,
       laggingHosts: ['prod-4'],
     });
+    // R4 is current: its status and counts are as of now (prod-3 failed first and succeeds now),
+    // its failure report stays in its history (a change failure, restored).
     expect(rows[0]).toMatchObject({
       status: 'succeeded',
+      current: true,
+      regressedOn: [],
       changeFailure: true,
       subscribers: 4,
       succeeded: 4,
-      failed: 1,
+      failed: 0,
       leadTimeFirstHostSeconds: 7800,
       leadTimeLastHostSeconds: 14400,
       convergence50Seconds: 900,
@@ -240,7 +246,8 @@ describe('the periodic refresh', () => {
         const { rows } = await client.query(
           `SELECT status, convergence_100_seconds AS c100, lagging_hosts FROM kalypso_delivery_rollout WHERE commit_id = 'cd2'`,
         );
-        return rows[0]?.status === 'succeeded' ? rows[0] : undefined;
+        // Its status is judged now, at once; its convergence comes with the refresh.
+        return rows[0]?.c100 !== null ? rows[0] : undefined;
       }, 'the refresh timer');
       expect(row).toEqual({ status: 'succeeded', c100: 900, lagging_hosts: ['dev-2'] });
       const metrics = await (await fetch(`http://127.0.0.1:${hub.ports.http}/metrics`)).text();

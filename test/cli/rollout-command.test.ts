@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { endpointOf, writeKnownFleet } from '../support/known-fleet.ts';
+import { randomCommit } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
 
@@ -58,7 +59,7 @@ describe('kalypso-hub rollout', () => {
 
   it('exits 2 for a stale subscriber and for an endpoint without subscribers', async () => {
     expect((await rollout(['--endpoint', endpointOf('prod', 'hello-world', 'functional-test'), '--commit', 'c-prod-1'])).code).toBe(2);
-    const none = await rollout(['--endpoint', 'https://github.com/contoso/none/main/x', '--commit', 'c1']);
+    const none = await rollout(['--endpoint', 'https://github.com/contoso/none/main/x', '--commit', randomCommit()]);
     expect(none.code).toBe(2);
     expect(none.stdout).toContain('no subscribers yet');
   });

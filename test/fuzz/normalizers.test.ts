@@ -89,7 +89,7 @@ describe('Kubernetes custom resources', () => {
         const object = withSpec(descriptor, spec);
         expect(() => lastWriteTime(object)).not.toThrow();
         expect(() => descriptorCommitSource(object)).not.toThrow();
-        expectValidOutcome(normalizeDescriptorResource(object, revision ?? undefined, NOW), /\bspec\b|lastAppliedRevision|labels/);
+        expectValidOutcome(normalizeDescriptorResource(object, revision === null ? undefined : { revision, at: NOW }, NOW), /\bspec\b|lastAppliedRevision|labels/);
       }),
       { numRuns: RUNS },
     );

@@ -9,7 +9,7 @@ import { customValues, expandGrafanaSql, type TimeRange } from '../../scripts/gr
 import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { deliveryReport } from '../../src/store/reports/delivery-report.ts';
-import { deliveryAt, writeDeliveryFleet } from '../support/delivery-fleet.ts';
+import { DELIVERY_STALE_AFTER_MS, deliveryAt, writeDeliveryFleet } from '../support/delivery-fleet.ts';
 import { type Dashboard, resolveVariables } from '../support/grafana.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
@@ -120,6 +120,7 @@ describe('Delivery dashboard on the delivery fleet, 2026-11-10..12, everything s
       lagging_hosts: 'prod-4',
       build_time: deliveryAt(180),
       superseded_at: deliveryAt(280),
+      regressed_on: '',
     });
     expect(rows[0]).toMatchObject({
       lead_time_first_host_seconds: 7800,
@@ -191,7 +192,7 @@ describe('Delivery dashboard and GET /metrics/delivery', () => {
     'give the same numbers for %s, fix window %s s',
     async (_name, fixWindow, slice) => {
       const chosen = { ...slice, fix_window: [fixWindow] };
-      const api = await deliveryReport(database.db, {
+      const api = await deliveryReport(database.db, { asOf: new Date(), staleAfterMs: DELIVERY_STALE_AFTER_MS }, {
         since: RANGE.from,
         until: RANGE.to,
         workspace: slice.workspace?.[0],

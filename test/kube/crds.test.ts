@@ -85,7 +85,7 @@ describe('samples', () => {
   it('the descriptor sample becomes desired state once its Kustomization has a revision', async () => {
     const sample = await load('samples/deploymentdescriptor.yaml');
     expect(normalizeDescriptorResource(sample, undefined, now).ok).toBe(false);
-    const outcome = normalizeDescriptorResource(sample, 'dev@sha1:4f6e2a9c1d3b5e7f9a0b2c4d6e8f0a1b3c5d7e9f', now);
+    const outcome = normalizeDescriptorResource(sample, { revision: 'dev@sha1:4f6e2a9c1d3b5e7f9a0b2c4d6e8f0a1b3c5d7e9f', at: now }, now);
     expect(outcome).toMatchObject({
       ok: true,
       record: {

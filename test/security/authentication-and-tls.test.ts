@@ -18,6 +18,7 @@ import { stateLog } from '../support/kalypso-logs.ts';
 import { buildLogRecords, createExporter, EXPORTER_KINDS, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
 import { protobufRequest } from '../support/raw-otlp.ts';
 import { minute } from '../support/records.ts';
+import { randomCommit } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -92,7 +93,7 @@ describe('API bearer token', () => {
   });
 
   it('lets the rollout CLI in with --token and refuses it without (exit 3: could not ask)', async () => {
-    const args = ['--url', api, '--endpoint', 'https://github.com/contoso/gitops/main/prod', '--commit', 'abc123'];
+    const args = ['--url', api, '--endpoint', 'https://github.com/contoso/gitops/main/prod', '--commit', randomCommit()];
     expect(await runRollout([...args, '--token', API_TOKENS[1]!], {})).toBe(2); // asked: no subscribers yet
     expect(await runRollout(args, {})).toBe(3);
     expect(await runRollout(args, { KALYPSO_API_TOKEN: API_TOKENS[0]! })).toBe(2);

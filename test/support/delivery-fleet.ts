@@ -35,11 +35,17 @@ import type { Kysely } from 'kysely';
 import { createLogger } from '../../src/log/logger.ts';
 import type { DeploymentStatus, NormalizedRecord } from '../../src/model/deployment-records.ts';
 import type { HubDatabase } from '../../src/store/database-schema.ts';
+import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import type { LogSpec } from './otlp-client.ts';
 
 export const DELIVERY_T0 = Date.UTC(2026, 10, 10);
+/**
+ * The fleet is history, and its current rollouts are judged now, as the rollout gate judges them:
+ * the hub reading it runs with a stale-after long enough that the fleet's last reports are current.
+ */
+export const DELIVERY_STALE_AFTER_MS = 3_650 * 86_400_000;
 /** `minute` minutes after 2026-11-10T00:00Z. */
 export const deliveryAt = (minute: number): Date => new Date(DELIVERY_T0 + minute * 60_000);
 
@@ -193,6 +199,7 @@ export function deliveryRecord(event: DeliveryEvent): NormalizedRecord {
 
 /** Writes the fleet batch by batch, as the hub would, and brings the rollout table up to date. */
 export async function writeDeliveryFleet(db: Kysely<HubDatabase>): Promise<void> {
+  await publishHubSettings(db, { staleAfterMs: DELIVERY_STALE_AFTER_MS });
   const writer = new RecordWriter(db, createLogger('silent'), { retryAfterSeconds: 1 });
   for (const batch of DELIVERY_FLEET) await writer.write(batch.map(deliveryRecord));
   await refreshRollouts(db, { wait: true });

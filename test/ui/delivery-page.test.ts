@@ -32,7 +32,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { artifactPath, launchBrowser } from '../support/browser.ts';
-import { CART, type DeliveryEvent, deliveryLogSpec, descriptor, state, WEB } from '../support/delivery-fleet.ts';
+import { CART, DELIVERY_STALE_AFTER_MS, type DeliveryEvent, deliveryLogSpec, descriptor, state, WEB } from '../support/delivery-fleet.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
@@ -87,7 +87,8 @@ let base: string;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
-  hub = await startTestHub(testDb.url);
+  // History days old, judged as current (see DELIVERY_STALE_AFTER_MS).
+  hub = await startTestHub(testDb.url, ['--stale-after', `${DELIVERY_STALE_AFTER_MS}ms`]);
   const exporter = createExporter('http-json', hub.ports);
   for (const batch of fleet) {
     const result = await exportLogs(exporter, await buildLogRecords(batch.map((event) => deliveryLogSpec(event, at))));
@@ -162,7 +163,8 @@ describe('delivery page', () => {
     ]);
     // Columns after "Assigned" (a relative time): where, version, status, hosts, lead time, convergence, restore, lagging.
     const [r4, d2, , r2] = (await rows('rollouts')).map((cells) => cells.slice(1));
-    expect(r4).toEqual(['prod / cart / edge contoso / shop', '1.2 c4', 'succeeded change failure', '3/3 · 1 failed', '2h 10m / 2h 40m', '15m / 40m / 40m', '35m', 'prod-3']);
+    // R4 is current: its hosts as of now (prod-3 failed first, succeeds now); the failure stays in its history.
+    expect(r4).toEqual(['prod / cart / edge contoso / shop', '1.2 c4', 'succeeded change failure', '3/3', '2h 10m / 2h 40m', '15m / 40m / 40m', '35m', 'prod-3']);
     expect(d2).toEqual(['dev / cart / edge contoso / shop', '1.2 cd2', 'in progress', '1/2', '1h 5m / —', '5m / — / —', '—', 'dev-2']);
     expect(r2).toEqual(['prod / cart / edge contoso / shop', '1.1 c2', 'failed', '1/3 · 1 failed', '1h 5m / —', '— / — / —', '1h 20m', 'prod-3']);
     expect(await page.locator('table.rollouts tr[data-version="1.1"][data-environment="prod"] .badge').getAttribute('data-status')).toBe('failed');

@@ -158,7 +158,7 @@ describe('normalizeLogsRequest: kalypso.deployment.descriptor', () => {
     environment: 'dev',
     deploymentTarget: {
       name: 'functional-test',
-      manifests: { storageType: 'git', endpoint: 'https://github.com/kaizentm/hello-world-gitops/dev/functional-test' },
+      manifests: { storageType: 'git', endpoint: 'https://github.com/kaizentm/hello-world-gitops/dev/functional-test', branch: 'https://github.com/kaizentm/hello-world-gitops/dev' },
     },
     workloadVersion: {
       version: '0.0.1',

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { deliveryReport } from '../../store/reports/delivery-report.ts';
 import { ApiError } from '../api-error.ts';
-import type { ApiV1Deps } from './api-deps.ts';
+import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { durationParamMs, errorResponses, jsonResponse, NameParam, sliceParams, TextParam, TimeParam, Timestamp } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
@@ -31,9 +31,16 @@ const DeliveryRolloutSchema = z
     buildTime: Timestamp.nullable(),
     assignedAt: Timestamp,
     supersededAt: Timestamp.nullable(),
-    status: z.enum(['succeeded', 'failed', 'superseded', 'in_progress']).openapi({
-      description: 'succeeded: every subscriber applied the commit; failed: a subscriber reported failure and not all succeeded; superseded: replaced before it converged',
+    status: z.enum(['succeeded', 'failed', 'superseded', 'in_progress', 'no_subscribers']).openapi({
+      description:
+        'A current rollout as the rollout gate judges its commit now — succeeded: every subscriber succeeded on a commit of the rollout; failed: a subscriber fails; ' +
+        'in_progress: otherwise (in progress, stale, or on an older commit). A superseded one by its history — succeeded: converged; failed: a subscriber reported failure ' +
+        'and it never converged; superseded: replaced before it converged',
     }),
+    current: z.boolean().openapi({ description: 'Not superseded: status and subscriber counts are as of now' }),
+    regressedOn: z
+      .array(z.string())
+      .openapi({ description: 'A current rollout that had converged: the hosts where it no longer succeeds (failing, stale, or moved to another version)' }),
     changeFailure: z.boolean(),
     subscribers: z.number().int(),
     succeeded: z.number().int(),
@@ -134,7 +141,7 @@ export function deliveryRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     const since = query.since === undefined ? new Date(until.getTime() - DEFAULT_WINDOW_MS) : new Date(query.since);
     if (since >= until) throw new ApiError(400, 'invalid_parameter', 'since: must be before until');
     const fixWindowMs = durationParamMs('fixWindow', query.fixWindow ?? DEFAULT_FIX_WINDOW, MAX_FIX_WINDOW_MS, '1h or 30m');
-    const report = await deliveryReport(deps.db, { ...query, since, until, fixWindowSeconds: fixWindowMs / 1_000 });
+    const report = await deliveryReport(deps.db, reportContext(deps), { ...query, since, until, fixWindowSeconds: fixWindowMs / 1_000 });
     return c.json(serialized(report), 200);
   });
 }

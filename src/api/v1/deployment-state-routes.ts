@@ -1,75 +1,125 @@
-// The rollout gate for CD pipelines, with an optional long-poll (`wait`) that answers as soon as
-// every subscriber has settled.
+// The rollout gates for CD pipelines — per manifests endpoint, or per environment (Kalypso's Check
+// Promote) — with an optional long-poll (`wait`) that answers as soon as every subscriber settled.
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { canonicalCommitId } from '../../model/commit-id.ts';
 import { normalizeManifestsEndpoint } from '../../model/manifests-endpoint.ts';
+import { type CommitScope, MIN_COMMIT_PREFIX, resolveCommit } from '../../store/reports/commit-resolution.ts';
+import { environmentGateReport, type EnvironmentRolloutState } from '../../store/reports/environment-gate-report.ts';
+import { environmentExists } from '../../store/reports/environments-report.ts';
 import { type RolloutState, rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
+import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { durationParamMs, EffectiveStatusSchema, errorResponses, jsonResponse, TextParam, Timestamp } from './schemas.ts';
+import {
+  durationParamMs,
+  EffectiveStatusSchema,
+  errorResponses,
+  jsonResponse,
+  NameParam,
+  notFoundResponse,
+  StatusCountsSchema,
+  TextParam,
+  Timestamp,
+} from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 /** Other hub replicas write too: a waiting request also looks again on this interval. */
 const POLL_INTERVAL_MS = 1_000;
 
-const RolloutSchema = z
-  .object({
-    manifestsEndpoint: z.string(),
-    commit: z.string(),
-    total: z.number().int(),
-    succeeded: z.number().int(),
-    failed: z.number().int(),
-    inProgress: z.number().int(),
-    stale: z.number().int(),
-    settled: z.boolean().openapi({ description: 'At least one subscriber, and every subscriber succeeded or failed.' }),
-    subscribers: z.array(
-      z.object({
-        host: z.string(),
-        reconciler: z.string(),
-        reconcilerType: z.string(),
-        status: EffectiveStatusSchema,
-        statusMessage: z.string(),
-        appliedCommit: z.string(),
-        observedAt: Timestamp,
-        lastSeenAt: Timestamp,
-        supersededBy: z.string().nullable(),
-      }),
-    ),
-  })
-  .openapi('RolloutState');
+const SubscriberSchema = z.object({
+  host: z.string(),
+  reconciler: z.string(),
+  reconcilerType: z.string(),
+  status: EffectiveStatusSchema,
+  statusMessage: z.string(),
+  appliedCommit: z.string(),
+  observedAt: Timestamp,
+  lastSeenAt: Timestamp,
+  supersededBy: z.string().nullable().openapi({ description: 'The commit it applied, when that commit came after the one asked about' }),
+});
+
+const settledField = z.boolean().openapi({ description: 'At least one subscriber, and every subscriber succeeded or failed.' });
+
+const RolloutSchema = StatusCountsSchema.extend({
+  manifestsEndpoint: z.string(),
+  commit: z.string().openapi({ description: 'The full commit id (a short commit asked about, resolved)' }),
+  settled: settledField,
+  subscribers: z.array(SubscriberSchema),
+}).openapi('RolloutState');
+
+const EnvironmentRolloutSchema = StatusCountsSchema.extend({
+  environment: z.string(),
+  commit: z.string().openapi({ description: 'The full commit id (a short commit asked about, resolved)' }),
+  settled: settledField,
+  subscribers: z.array(SubscriberSchema.extend({ manifestsEndpoint: z.string() })),
+  targets: z.array(
+    StatusCountsSchema.extend({
+      workspace: z.string(),
+      application: z.string(),
+      workload: z.string(),
+      deploymentTarget: z.string(),
+      manifestsEndpoint: z.string(),
+      desiredVersion: z.string().nullable(),
+      desiredCommit: z.string().nullable(),
+    }),
+  ),
+}).openapi('EnvironmentRolloutState');
+
+const commitDescription =
+  `GitOps commit: the full id, a unique prefix of at least ${MIN_COMMIT_PREFIX} hex digits among the commits the hub has seen ` +
+  'there, or another accepted spelling (main@sha1:…)';
 
 const deploymentState = createRoute({
   method: 'get',
   path: '/deployment-state',
-  summary: 'Rollout gate: has this commit of this manifests endpoint been applied everywhere?',
+  summary: 'Rollout gate: has this commit been applied everywhere — on a manifests endpoint, or across an environment (Check Promote)?',
   request: {
     query: z.object({
       manifestsEndpoint: TextParam()
         .min(1)
         .max(2_048)
-        .openapi({ description: 'repo/branch/path', example: 'https://github.com/contoso/gitops/dev/hello-world' }),
-      commit: TextParam().min(1).max(256).openapi({ description: 'GitOps commit, in any of the accepted spellings' }),
+        .optional()
+        .openapi({ description: 'repo/branch/path (or give environment)', example: 'https://github.com/contoso/gitops/dev/hello-world' }),
+      environment: NameParam('environment', 'query', 'Every deployment target of this environment (or give manifestsEndpoint)').optional(),
+      commit: TextParam().min(1).max(256).openapi({ description: commitDescription }),
       wait: TextParam()
         .max(32)
         .optional()
         .openapi({ description: 'Wait up to this long (e.g. 30s, 5m) for every subscriber to settle', example: '60s' }),
     }),
   },
-  responses: { ...jsonResponse(RolloutSchema, 'Totals and per-subscriber status'), ...errorResponses },
+  responses: {
+    ...jsonResponse(z.union([RolloutSchema, EnvironmentRolloutSchema]), 'Totals and per-subscriber status (and, per environment, per target)'),
+    ...errorResponses,
+    ...notFoundResponse,
+  },
 });
 
 export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(deploymentState, async (c) => {
     const query = c.req.valid('query');
+    if ((query.manifestsEndpoint === undefined) === (query.environment === undefined)) {
+      throw new ApiError(400, 'invalid_parameter', 'manifestsEndpoint, environment: give exactly one of them');
+    }
     const waitMs = query.wait === undefined ? 0 : durationParamMs('wait', query.wait, deps.maxWaitMs, '30s or 5m');
-    const endpoint = normalizeManifestsEndpoint(query.manifestsEndpoint);
-    const commit = canonicalCommitId(query.commit);
-    const read = (): Promise<RolloutState> => rolloutGateReport(deps.db, reportContext(deps), endpoint, commit);
+    const scope: CommitScope =
+      query.environment === undefined ? { endpoint: normalizeManifestsEndpoint(query.manifestsEndpoint!) } : { environment: query.environment };
+    if ('environment' in scope && !(await environmentExists(deps.db, scope.environment))) {
+      throw new ApiError(404, 'not_found', `environment ${JSON.stringify(scope.environment)} not found`);
+    }
+    const resolved = await resolveCommit(deps.db, scope, query.commit);
+    if (!resolved.ok) throw new ApiError(400, 'invalid_parameter', `commit: ${resolved.reason}`);
+    const { commit } = resolved;
+    const read = (): Promise<RolloutState | EnvironmentRolloutState> =>
+      'endpoint' in scope
+        ? rolloutGateReport(deps.db, reportContext(deps), scope.endpoint, commit)
+        : environmentGateReport(deps.db, reportContext(deps), scope.environment, commit);
+    const endpointsOf = (state: RolloutState | EnvironmentRolloutState): string[] =>
+      'targets' in state ? state.targets.map((target) => target.manifestsEndpoint) : [state.manifestsEndpoint];
 
     const deadline = Date.now() + waitMs;
     const stop = AbortSignal.any([deps.shutdown, c.req.raw.signal]);
     let state = await read();
     while (!state.settled && Date.now() < deadline && !stop.aborted) {
-      await deps.stateChanges.next(endpoint, Math.min(POLL_INTERVAL_MS, deadline - Date.now()), stop);
+      await deps.stateChanges.next(endpointsOf(state), Math.min(POLL_INTERVAL_MS, deadline - Date.now()), stop);
       state = await read();
     }
     return c.json(serialized(state), 200);

@@ -64,8 +64,12 @@ export const DesiredVersionSchema = z
 
 export const DeployedVersionSchema = z
   .object({
-    version: z.string().nullable().openapi({ description: 'null when no descriptor assigned the applied commit to this target' }),
+    version: z.string().nullable().openapi({
+      description:
+        'The version that runs at the applied commit: assigned with it, or carried from the assignment it came after (a merge that did not change this target); null when the hub cannot tell',
+    }),
     commit: z.string(),
+    onDesired: z.boolean().openapi({ description: 'The commit belongs to the desired rollout: the desired commit, or one running the desired version' }),
     reconcilers: StatusCountsSchema,
   })
   .openapi('DeployedVersion');

@@ -6,6 +6,7 @@ import type { Logger } from '../../log/logger.ts';
 import type { NormalizedRecord } from '../../model/deployment-records.ts';
 import {
   descriptorCommitSource,
+  kustomizationAppliedAt,
   normalizeDescriptorResource,
   normalizeReconcilerResource,
   parseResourceGraphSpec,
@@ -60,6 +61,11 @@ export class KubeController {
   readonly #tombstones = new Map<string, KubeObject>();
   /** What was last stored per key, so that resyncs and our own status writes cost no transaction. */
   readonly #stored = new Map<string, string>();
+  /**
+   * When each Kustomization applied its last applied revision, as first established: Flux moves
+   * the Ready transition on every interval, but an assignment's time must not move with it.
+   */
+  readonly #appliedAt = new Map<string, { readonly revision: string; readonly at: Date }>();
 
   constructor(
     kubeConfig: KubeConfig,
@@ -208,9 +214,19 @@ export class KubeController {
 
   #descriptor(key: string, object: KubeObject, now: Date): Outcome {
     const source = descriptorCommitSource(object);
-    const kustomization = source.kind === 'kustomization' ? this.#get('kustomization', `${source.namespace}/${source.name}`) : undefined;
-    const revision = lastAppliedRevision(kustomization);
-    const outcome = normalizeDescriptorResource(object, revision, now);
+    const kustomizationKey = source.kind === 'kustomization' ? `${source.namespace}/${source.name}` : undefined;
+    const kustomization = kustomizationKey === undefined ? undefined : this.#get('kustomization', kustomizationKey);
+    let applied: { revision: string; at: Date } | undefined;
+    if (kustomizationKey !== undefined && kustomization !== undefined) {
+      const reported = kustomizationAppliedAt(kustomization, object, now);
+      if (reported.kind === 'pending') {
+        return { key, object, record: undefined, condition: { ready: false, reason: 'WaitingForKustomization', message: reported.reason } };
+      }
+      const known = this.#appliedAt.get(kustomizationKey);
+      applied = known?.revision === reported.revision ? known : { revision: reported.revision, at: reported.at };
+      this.#appliedAt.set(kustomizationKey, applied);
+    }
+    const outcome = normalizeDescriptorResource(object, applied, now);
     if (outcome.ok && outcome.record.kind === 'desired-state') {
       const { record } = outcome;
       return {
@@ -228,7 +244,7 @@ export class KubeController {
     const reason = outcome.ok ? 'unexpected record' : outcome.reason;
     // Valid but for the commit: the Kustomization has not applied (or not reported) a revision yet.
     const waiting =
-      source.kind !== 'spec' && normalizeDescriptorResource(object, 'pending', now).ok
+      source.kind !== 'spec' && normalizeDescriptorResource(object, { revision: 'pending', at: now }, now).ok
         ? source.kind === 'kustomization'
           ? kustomization === undefined
             ? `waiting for Kustomization ${source.namespace}/${source.name}`
@@ -301,11 +317,6 @@ export class KubeController {
       ),
     );
   }
-}
-
-function lastAppliedRevision(kustomization: KubeObject | undefined): string | undefined {
-  const status = kustomization?.status as { lastAppliedRevision?: unknown } | undefined;
-  return typeof status?.lastAppliedRevision === 'string' && status.lastAppliedRevision !== '' ? status.lastAppliedRevision : undefined;
 }
 
 function fingerprint(record: NormalizedRecord): string {

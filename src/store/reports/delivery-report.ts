@@ -1,11 +1,14 @@
 // "Delivery": DORA metrics and fleet convergence over a window and a slice, aggregated from the
-// rollout table (schema/0008). The view Grafana reads, kalypso_delivery_rollout, passes the same
-// columns through with names added, so the API and the dashboard agree (the Grafana test compares
-// them slice by slice). Definitions: README "Delivery analytics".
+// rollout table (schema/0008, one row per rollout — a new version on a target — since 0010). The
+// view Grafana reads, kalypso_delivery_rollout, passes the same columns through with names added,
+// so the API and the dashboard agree (the Grafana test compares them slice by slice). A current
+// rollout's status and subscriber counts are judged now, as the rollout gate judges its commit
+// (kalypso_current_rollouts), so that Delivery and the gate never give two verdicts; history-based
+// numbers (convergence, lead times) stay as they were. Definitions: README "Delivery analytics".
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { refreshRollouts } from '../rollout-refresh.ts';
-import type { FleetSlice } from './report-context.ts';
+import { type FleetSlice, type ReportContext, staleBefore } from './report-context.ts';
 
 export interface DeliveryFilter extends FleetSlice {
   readonly since: Date;
@@ -16,7 +19,7 @@ export interface DeliveryFilter extends FleetSlice {
   readonly limit: number;
 }
 
-export type RolloutStatus = 'succeeded' | 'failed' | 'superseded' | 'in_progress';
+export type RolloutStatus = 'succeeded' | 'failed' | 'superseded' | 'in_progress' | 'no_subscribers';
 
 /** Median and 90th percentile (interpolated) of a duration over the rollouts that have it. */
 export interface DurationSummary {
@@ -59,6 +62,10 @@ export interface DeliveryRollout {
   assignedAt: Date;
   supersededAt: Date | null;
   status: RolloutStatus;
+  /** Not superseded: status and subscriber counts are as of now, as the rollout gate has them. */
+  current: boolean;
+  /** A current rollout that had converged, and the hosts where it no longer succeeds (failing, stale, moved away). */
+  regressedOn: string[];
   changeFailure: boolean;
   subscribers: number;
   succeeded: number;
@@ -89,17 +96,27 @@ export interface DeliveryReport {
 const LAGGING_HOSTS_LISTED = 20;
 const MAX_TREND_DAYS = 400;
 
-export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFilter): Promise<DeliveryReport> {
+export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportContext, filter: DeliveryFilter): Promise<DeliveryReport> {
   // Read-your-writes: whatever any replica has written is in the rollout table before it is read.
   await refreshRollouts(db, { wait: true });
+  // The current rollouts of the window and slice, judged now (once, for the four reads below).
+  const live = await sql<LiveRow>`
+    SELECT l.* FROM kalypso_current_rollouts(${staleBefore(context)}::timestamptz,
+      ARRAY(SELECT o.deployment_target_id FROM rollout o WHERE ${rolloutsIn('o', filter)} AND o.superseded_at IS NULL)) l`.execute(db);
+  const liveById = new Map(live.rows.map((row) => [Number(row.assignment_id), row]));
+  const liveTable = sql`(SELECT * FROM unnest(${live.rows.map((row) => row.assignment_id)}::bigint[],
+                                              ${live.rows.map((row) => row.status)}::text[]) AS l(assignment_id, status))`;
+  const status = sql`coalesce(l.status, o.status)`;
   // The rollout table itself, not the named view: the same columns, without joining five tables
   // for every rollout of the window (the slice is resolved to deployment target ids instead).
   // coalesce: a rollout not superseded has no superseded_after_seconds, and is no change failure for it.
   const changeFailure = sql`(o.first_failure_at IS NOT NULL OR coalesce(${filter.fixWindowSeconds}::float8 > 0 AND o.superseded_after_seconds <= ${filter.fixWindowSeconds}::float8, false))`;
   // Judged: ended one way or another. A rollout still under way has not yet succeeded or failed.
   const judged = sql`(o.converged_at IS NOT NULL OR o.first_failure_at IS NOT NULL OR o.superseded_at IS NOT NULL)`;
+  // Deployments that landed: converged at some point (a later regression does not undo the deployment).
   const counts = sql`count(*) FILTER (WHERE o.subscribers > 0)::int AS rollouts,
-                     count(*) FILTER (WHERE o.status = 'succeeded')::int AS succeeded,
+                     count(*) FILTER (WHERE o.converged_at IS NOT NULL)::int AS converged,
+                     count(*) FILTER (WHERE ${status} = 'succeeded')::int AS succeeded,
                      count(*) FILTER (WHERE o.subscribers > 0 AND ${judged})::int AS judged,
                      count(*) FILTER (WHERE o.subscribers > 0 AND ${judged} AND ${changeFailure})::int AS change_failures`;
 
@@ -107,10 +124,10 @@ export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFi
   const [overall, days, laggards, recent] = await Promise.all([
     sql<OverallRow>`
       SELECT ${counts},
-             count(*) FILTER (WHERE o.status = 'failed')::int AS failed,
-             count(*) FILTER (WHERE o.status = 'superseded')::int AS superseded,
-             count(*) FILTER (WHERE o.status = 'in_progress')::int AS in_progress,
-             count(*) FILTER (WHERE o.subscribers = 0)::int AS without_subscribers,
+             count(*) FILTER (WHERE ${status} = 'failed')::int AS failed,
+             count(*) FILTER (WHERE ${status} = 'superseded')::int AS superseded,
+             count(*) FILTER (WHERE ${status} = 'in_progress')::int AS in_progress,
+             count(*) FILTER (WHERE ${status} = 'no_subscribers')::int AS without_subscribers,
              count(*) FILTER (WHERE o.subscribers > 0 AND o.build_time IS NULL)::int AS without_build_time,
              count(*) FILTER (WHERE o.subscribers > 0 AND o.first_failure_at IS NOT NULL)::int AS with_failure_reports,
              count(*) FILTER (WHERE o.subscribers > 0 AND ${judged} AND ${changeFailure} AND o.first_failure_at IS NULL)::int AS superseded_within_fix_window,
@@ -120,13 +137,13 @@ export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFi
              ${durationColumns('conv90', sql`o.convergence_90_seconds`)},
              ${durationColumns('conv100', sql`o.convergence_100_seconds`)},
              ${durationColumns('restore', sql`o.restore_seconds`)}
-        FROM rollout o
+        FROM rollout o LEFT JOIN ${liveTable} l ON l.assignment_id = o.assignment_id
        WHERE ${rolloutsIn('o', filter)}`.execute(db),
     sql<DayRow>`
       SELECT to_char(o.assigned_day, 'YYYY-MM-DD') AS day, ${counts},
              percentile_cont(0.5) WITHIN GROUP (ORDER BY o.lead_time_last_host_seconds) FILTER (WHERE o.subscribers > 0) AS lead_time_median,
              percentile_cont(0.5) WITHIN GROUP (ORDER BY o.convergence_100_seconds) FILTER (WHERE o.subscribers > 0) AS convergence_median
-        FROM rollout o
+        FROM rollout o LEFT JOIN ${liveTable} l ON l.assignment_id = o.assignment_id
        WHERE ${rolloutsIn('o', filter)}
        GROUP BY o.assigned_day
        ORDER BY o.assigned_day`.execute(db),
@@ -157,7 +174,7 @@ export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFi
       inProgress: totals.in_progress,
       withoutSubscribers: totals.without_subscribers,
     },
-    deploymentFrequency: { successfulRollouts: totals.succeeded, perDay: windowDays > 0 ? round(totals.succeeded / windowDays, 4) : 0 },
+    deploymentFrequency: { successfulRollouts: totals.converged, perDay: windowDays > 0 ? round(totals.converged / windowDays, 4) : 0 },
     leadTime: { firstHost: duration(totals, 'lead_first'), lastHost: duration(totals, 'lead_last'), withoutBuildTime: totals.without_build_time },
     convergence: { to50Percent: duration(totals, 'conv50'), to90Percent: duration(totals, 'conv90'), to100Percent: duration(totals, 'conv100') },
     changeFailureRate: {
@@ -182,14 +199,16 @@ export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFi
     trend: everyDay(filter, days.rows).map((row) => ({
       day: row.day,
       rollouts: row.rollouts,
-      successful: row.succeeded,
+      successful: row.converged,
       judged: row.judged,
       changeFailures: row.change_failures,
       changeFailureRate: rate(row.change_failures, row.judged),
       leadTimeMedianSeconds: seconds(row.lead_time_median),
       convergenceMedianSeconds: seconds(row.convergence_median),
     })),
-    recentRollouts: recent.map((row) => ({
+    recentRollouts: recent.map((row) => {
+      const now = liveById.get(Number(row.rollout_id));
+      return {
       environment: row.environment,
       workspace: row.workspace,
       application: row.application,
@@ -200,11 +219,13 @@ export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFi
       buildTime: row.build_time,
       assignedAt: row.assigned_at,
       supersededAt: row.superseded_at,
-      status: row.status as RolloutStatus,
+      status: (now?.status ?? row.status) as RolloutStatus,
+      current: row.superseded_at === null,
+      regressedOn: now?.regressed_on ?? [],
       changeFailure: row.change_failure,
-      subscribers: row.subscribers,
-      succeeded: row.subscribers_succeeded,
-      failed: row.subscribers_failed,
+      subscribers: now?.subscribers ?? row.subscribers,
+      succeeded: now?.succeeded ?? row.subscribers_succeeded,
+      failed: now?.failed ?? row.subscribers_failed,
       leadTimeFirstHostSeconds: seconds(row.lead_time_first_host_seconds),
       leadTimeLastHostSeconds: seconds(row.lead_time_last_host_seconds),
       convergence50Seconds: seconds(row.convergence_50_seconds),
@@ -212,7 +233,8 @@ export async function deliveryReport(db: Kysely<HubDatabase>, filter: DeliveryFi
       convergence100Seconds: seconds(row.convergence_100_seconds),
       restoreSeconds: seconds(row.restore_seconds),
       laggingHosts: row.lagging_hosts,
-    })),
+      };
+    }),
   };
 }
 
@@ -224,7 +246,7 @@ function everyDay(filter: DeliveryFilter, rows: readonly DayRow[]): DayRow[] {
   for (let day = first; day < filter.until.getTime() && filled.length <= MAX_TREND_DAYS; day += 86_400_000) {
     const name = new Date(day).toISOString().slice(0, 10);
     filled.push(
-      byDay.get(name) ?? { day: name, rollouts: 0, succeeded: 0, judged: 0, change_failures: 0, lead_time_median: null, convergence_median: null },
+      byDay.get(name) ?? { day: name, rollouts: 0, converged: 0, succeeded: 0, judged: 0, change_failures: 0, lead_time_median: null, convergence_median: null },
     );
   }
   // A window longer than the cap lists the days that have rollouts only.
@@ -287,8 +309,20 @@ function durationColumns(name: DurationName, column: RawBuilder<unknown>): RawBu
 
 type DurationName = 'lead_first' | 'lead_last' | 'conv50' | 'conv90' | 'conv100' | 'restore';
 
+interface LiveRow {
+  assignment_id: number;
+  subscribers: number;
+  succeeded: number;
+  failed: number;
+  in_progress: number;
+  stale: number;
+  status: RolloutStatus;
+  regressed_on: string[];
+}
+
 interface Counts {
   rollouts: number;
+  converged: number;
   succeeded: number;
   judged: number;
   change_failures: number;
@@ -319,6 +353,7 @@ interface DayRow extends Counts {
 }
 
 interface RolloutRow {
+  rollout_id: number;
   environment: string;
   workspace: string;
   application: string;

@@ -1,8 +1,10 @@
-// "Drift": reconcilers that are not where their deployment target wants them — on another commit
-// than the target's current desired commit, failing, or stale — and since when.
+// "Drift": reconcilers that are not where their deployment target wants them — not on the desired
+// rollout (neither the desired commit nor another commit that runs the desired version: a merge for
+// another target moves every cluster of the branch, and is no drift), failing, or stale — and since
+// when. The same rules as the kalypso_drift view (schema/0010).
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
-import { type EffectiveStatus, effectiveStatus, lastSeen, type ReportContext, staleBefore } from './report-context.ts';
+import { type EffectiveStatus, effectiveStatus, joinVersionAt, lastSeen, type ReportContext, staleBefore } from './report-context.ts';
 
 export type DriftReason = 'not_on_desired_commit' | 'failing' | 'stale';
 
@@ -17,7 +19,7 @@ export interface DriftItem {
   desiredVersion: string | null;
   desiredCommit: string | null;
   appliedCommit: string;
-  /** The version whose assignment carries the applied commit, if any. */
+  /** The version that runs at the applied commit (assigned with it, or carried), if known. */
   appliedVersion: string | null;
   status: EffectiveStatus;
   statusMessage: string;
@@ -43,7 +45,8 @@ export async function driftReport(
     reconciler: string;
     desired_version: string | null;
     desired_commit: string | null;
-    assigned_at: Date | null;
+    rollout_started_at: Date | null;
+    off_rollout: boolean;
     applied_commit: string;
     applied_version: string | null;
     status: EffectiveStatus;
@@ -54,20 +57,24 @@ export async function driftReport(
     is_stale: boolean;
   }>`
     WITH targets AS (
-      SELECT t.id, t.manifests_endpoint_id, ca.gitops_commit_id AS desired_commit
+      SELECT t.id, t.manifests_endpoint_id, ca.gitops_commit_id AS desired_commit, ca.rollout_id AS desired_rollout
         FROM deployment_target_named t
         LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
        WHERE ${environment === undefined ? sql`true` : sql`t.environment = ${environment}`}
-    ), drifting AS (
-      -- Find the drifting reconcilers on narrow rows first; name them afterwards.
-      SELECT t.id AS target_id, s.*
+    ), judged AS (
+      SELECT t.id AS target_id, s.*,
+             t.desired_rollout IS NOT NULL AND s.gitops_commit_id IS DISTINCT FROM t.desired_commit
+               AND NOT EXISTS (SELECT 1 FROM target_commit tc JOIN deployment_assignment a ON a.id = tc.assignment_id
+                                WHERE tc.deployment_target_id = t.id AND tc.gitops_commit_id = s.gitops_commit_id
+                                  AND a.rollout_id = t.desired_rollout) AS off_rollout
         FROM targets t
         JOIN deployment_state s ON s.manifests_endpoint_id = t.manifests_endpoint_id
-       WHERE s.gitops_commit_id IS DISTINCT FROM coalesce(t.desired_commit, s.gitops_commit_id)
-          OR s.status = 'failure' OR ${stale}
+    ), drifting AS (
+      -- Find the drifting reconcilers on narrow rows first; name them afterwards.
+      SELECT * FROM judged s WHERE s.off_rollout OR s.status = 'failure' OR ${stale}
     )
     SELECT t.environment, t.workspace, t.application, t.workload, t.name AS target, h.name AS host, r.name AS reconciler, cv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
-           ca.assigned_at, s.gitops_commit_id AS applied_commit, dv.version AS applied_version,
+           cr.assigned_at AS rollout_started_at, s.off_rollout, s.gitops_commit_id AS applied_commit, dv.version AS applied_version,
            ${effectiveStatus('s', context)} AS status, s.status AS reported_status, s.status_message, s.observed_at,
            ${lastSeen('s')} AS last_seen_at, ${stale} AS is_stale
       FROM drifting s
@@ -75,18 +82,18 @@ export async function driftReport(
       JOIN reconciler r ON r.id = s.reconciler_id
       JOIN host h ON h.id = s.host_id
       LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
+      LEFT JOIN deployment_assignment cr ON cr.id = ca.rollout_id
       LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
-      LEFT JOIN deployment_assignment da ON da.deployment_target_id = t.id AND da.gitops_commit_id = s.gitops_commit_id
-      LEFT JOIN workload_version dv ON dv.id = da.workload_version_id`.execute(db);
+      ${joinVersionAt('t', sql`s.gitops_commit_id`, 'dv')}`.execute(db);
 
   const items = rows.rows.map((row): DriftItem => {
     const reasons: DriftReason[] = [];
     const since: Date[] = [];
-    if (row.desired_commit !== null && row.applied_commit !== row.desired_commit) {
+    if (row.off_rollout) {
       reasons.push('not_on_desired_commit');
-      // Out of date since the new desired commit was assigned, or since the reconciler moved
-      // away from it, whichever came later.
-      since.push(row.assigned_at! > row.observed_at ? row.assigned_at! : row.observed_at);
+      // Out of date since the desired rollout began, or since the reconciler moved away from it,
+      // whichever came later.
+      since.push(row.rollout_started_at! > row.observed_at ? row.rollout_started_at! : row.observed_at);
     }
     if (row.reported_status === 'failure') {
       reasons.push('failing');

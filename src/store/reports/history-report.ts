@@ -3,7 +3,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DeploymentStatus } from '../../model/deployment-records.ts';
 import type { HubDatabase } from '../database-schema.ts';
-import type { FleetSlice } from './report-context.ts';
+import { type FleetSlice, joinVersionAt } from './report-context.ts';
 
 export interface HistoryFilter extends FleetSlice {
   readonly reconciler?: string | undefined;
@@ -126,8 +126,7 @@ export async function historyReport(
       JOIN host ON host.id = r.host_id
       JOIN manifests_endpoint me ON me.id = h.manifests_endpoint_id
       LEFT JOIN matching_targets t ON t.manifests_endpoint_id = h.manifests_endpoint_id
-      LEFT JOIN deployment_assignment a ON a.deployment_target_id = t.id AND a.gitops_commit_id = h.gitops_commit_id
-      LEFT JOIN workload_version v ON v.id = a.workload_version_id
+      ${joinVersionAt('t', sql`h.gitops_commit_id`, 'v')}
      ORDER BY h.observed_at DESC, h.id DESC, t.id`.execute(db);
 
   const transitions = [...new Set(rows.rows.map((row) => row.id))];

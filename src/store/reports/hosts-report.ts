@@ -7,6 +7,7 @@ import {
   type EffectiveStatus,
   effectiveStatus,
   hasStatus,
+  joinVersionAt,
   lastSeen,
   type ReportContext,
   staleBefore,
@@ -98,7 +99,7 @@ export interface HostReconcilerTarget {
   workload: string;
   deploymentTarget: string;
   environment: string;
-  /** The version whose assignment carries the applied commit, if any. */
+  /** The version that runs at the applied commit (its assignment's, or carried from an earlier one), if known. */
   deployedVersion: string | null;
   desiredVersion: string | null;
   desiredCommit: string | null;
@@ -167,8 +168,7 @@ export async function hostStateReport(
       JOIN reconciler r ON r.id = s.reconciler_id
       JOIN manifests_endpoint me ON me.id = s.manifests_endpoint_id
       LEFT JOIN deployment_target_named t ON t.manifests_endpoint_id = s.manifests_endpoint_id
-      LEFT JOIN deployment_assignment da ON da.deployment_target_id = t.id AND da.gitops_commit_id = s.gitops_commit_id
-      LEFT JOIN workload_version dv ON dv.id = da.workload_version_id
+      ${joinVersionAt('t', sql`s.gitops_commit_id`, 'dv')}
       LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
       LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
      WHERE s.host_id = ${host.id}

@@ -94,3 +94,18 @@ export interface StatusCountRow {
 export function countsFromRow(row: StatusCountRow): StatusCounts {
   return { total: row.total, succeeded: row.succeeded, failed: row.failed, inProgress: row.in_progress, stale: row.stale };
 }
+
+/**
+ * LEFT JOINs naming the workload version that runs at commit `commit` (an SQL expression) of the
+ * deployment target `target` (an alias with `id`): the target's own assignment of the commit, or
+ * the one it carries (schema/0010, target_commit). Adds the aliases `<as>_assignment` (with
+ * `rollout_id`) and `<as>` (the workload_version). Aliases are the caller's constants.
+ */
+export function joinVersionAt(target: string, commit: RawBuilder<unknown>, as: string): RawBuilder<unknown> {
+  const tc = sql.raw(`${as}_tc`);
+  const assignment = sql.raw(`${as}_assignment`);
+  const version = sql.raw(as);
+  return sql`LEFT JOIN target_commit ${tc} ON ${tc}.deployment_target_id = ${sql.ref(`${target}.id`)} AND ${tc}.gitops_commit_id = ${commit}
+             LEFT JOIN deployment_assignment ${assignment} ON ${assignment}.id = ${tc}.assignment_id
+             LEFT JOIN workload_version ${version} ON ${version}.id = ${assignment}.workload_version_id`;
+}

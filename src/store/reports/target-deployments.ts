@@ -9,6 +9,7 @@ import {
   addStatus,
   emptyCounts,
   hasStatus,
+  joinVersionAt,
   mergeCounts,
   type ReportContext,
   type StatusCounts,
@@ -22,9 +23,14 @@ export interface DesiredVersion {
 }
 
 export interface DeployedVersion {
-  /** The version whose assignment carries the applied commit; null when no descriptor names it. */
+  /**
+   * The version that runs at the applied commit: the target's assignment of the commit, or the one
+   * it carries (a later merge that did not change this target); null when the hub cannot tell.
+   */
   version: string | null;
   commit: string;
+  /** The commit belongs to the target's desired rollout (the desired commit, or one carrying its version). */
+  onDesired: boolean;
   reconcilers: StatusCounts;
 }
 
@@ -78,9 +84,17 @@ export async function targetDeployments(
      ORDER BY t.workspace, t.application, t.workload, t.name, ${TARGET_ENVIRONMENT_ORDER}`.execute(db);
 
   // Aggregate the reconcilers per endpoint first (thousands of rows → hundreds), then name versions.
-  const deployed = await sql<{ target_id: number; commit: string; version: string | null; status: ReportedStatus; stale: boolean; n: number }>`
+  const deployed = await sql<{
+    target_id: number;
+    commit: string;
+    version: string | null;
+    on_desired: boolean;
+    status: ReportedStatus;
+    stale: boolean;
+    n: number;
+  }>`
     WITH targets AS (
-      SELECT t.id, t.manifests_endpoint_id FROM deployment_target_named t
+      SELECT t.id, t.manifests_endpoint_id, t.current_assignment_id FROM deployment_target_named t
        WHERE t.environment = ANY(${environments}::text[]) AND ${onlyRows}
     ), per_endpoint AS (
       SELECT s.manifests_endpoint_id, s.gitops_commit_id, s.status, ${hasStatus('s', 'stale', context)} AS stale, count(*)::int AS n
@@ -88,17 +102,18 @@ export async function targetDeployments(
        WHERE s.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM targets)
        GROUP BY 1, 2, 3, 4
     )
-    SELECT t.id AS target_id, p.gitops_commit_id AS commit, v.version, p.status, p.stale, p.n
+    SELECT t.id AS target_id, p.gitops_commit_id AS commit, v.version,
+           coalesce(v_assignment.rollout_id = ca.rollout_id, false) AS on_desired, p.status, p.stale, p.n
       FROM targets t
       JOIN per_endpoint p ON p.manifests_endpoint_id = t.manifests_endpoint_id
-      LEFT JOIN deployment_assignment a ON a.deployment_target_id = t.id AND a.gitops_commit_id = p.gitops_commit_id
-      LEFT JOIN workload_version v ON v.id = a.workload_version_id`.execute(db);
+      LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
+      ${joinVersionAt('t', sql`p.gitops_commit_id`, 'v')}`.execute(db);
 
   const byTarget = new Map<number, Map<string, DeployedVersion>>();
   for (const row of deployed.rows) {
     const versions = byTarget.get(row.target_id) ?? new Map<string, DeployedVersion>();
     byTarget.set(row.target_id, versions);
-    const entry = versions.get(row.commit) ?? { version: row.version, commit: row.commit, reconcilers: emptyCounts() };
+    const entry = versions.get(row.commit) ?? { version: row.version, commit: row.commit, onDesired: row.on_desired, reconcilers: emptyCounts() };
     versions.set(row.commit, entry);
     addStatus(entry.reconcilers, row.stale ? 'stale' : row.status, row.n);
   }

@@ -101,10 +101,32 @@ export interface Drift {
 }
 
 export interface RolloutState extends StatusCounts {
-  manifestsEndpoint: string;
+  /** The gate asked: one manifests endpoint, or every deployment target of an environment. */
+  manifestsEndpoint?: string;
+  environment?: string;
+  /** Always the full commit, also when a prefix was asked about. */
   commit: string;
   settled: boolean;
-  subscribers: { host: string; reconciler: string; status: EffectiveStatus; statusMessage: string; appliedCommit: string; observedAt: string }[];
+  subscribers: {
+    host: string;
+    reconciler: string;
+    status: EffectiveStatus;
+    statusMessage: string;
+    appliedCommit: string;
+    observedAt: string;
+    supersededBy: string | null;
+    manifestsEndpoint?: string;
+  }[];
+  /** The environment gate's targets. */
+  targets?: (StatusCounts & {
+    workspace: string;
+    application: string;
+    workload: string;
+    deploymentTarget: string;
+    manifestsEndpoint: string;
+    desiredVersion: string | null;
+    desiredCommit: string | null;
+  })[];
 }
 
 /** GET /metrics/delivery (src/api/v1/delivery-routes.ts); durations in seconds, null when none. */
@@ -114,7 +136,7 @@ export interface DurationSummary {
   p90Seconds: number | null;
 }
 
-export type DeliveryRolloutStatus = 'succeeded' | 'failed' | 'superseded' | 'in_progress';
+export type DeliveryRolloutStatus = 'succeeded' | 'failed' | 'superseded' | 'in_progress' | 'no_subscribers';
 
 export interface DeliveryRollout {
   environment: string;
@@ -128,6 +150,10 @@ export interface DeliveryRollout {
   assignedAt: string;
   supersededAt: string | null;
   status: DeliveryRolloutStatus;
+  /** Not superseded: status and counts are as of now, as the rollout gate has them. */
+  current: boolean;
+  /** A current rollout that had converged: where it no longer succeeds. */
+  regressedOn: string[];
   changeFailure: boolean;
   subscribers: number;
   succeeded: number;

@@ -10,6 +10,7 @@ const STATUS: Record<DeliveryRolloutStatus, [label: string, colour: string]> = {
   failed: ['failed', 'failure'],
   in_progress: ['in progress', 'in_progress'],
   superseded: ['superseded', 'stale'],
+  no_subscribers: ['no subscribers', 'stale'],
 };
 
 const hostLink = (host: string) => h('a', { href: `/hosts/${encodeURIComponent(host)}` }, host);
@@ -69,6 +70,10 @@ export function rolloutsTable(rollouts: DeliveryRollout[]): HTMLElement {
             h('span', { class: `badge ${colour}`, 'data-status': rollout.status }, label),
             // A rollout that ended well can still have been a change failure (a host failed on the way).
             rollout.changeFailure && rollout.status !== 'failed' ? [' ', h('span', { class: 'change-failure' }, 'change failure')] : null,
+            // Converged once, and no longer succeeding everywhere: the status is today's, the numbers history's.
+            rollout.regressedOn.length > 0
+              ? [' ', h('span', { class: 'regressed error' }, 'regressed on ', rollout.regressedOn.flatMap((host, index) => (index === 0 ? [hostLink(host)] : [', ', hostLink(host)])))]
+              : null,
           ),
           h('td', { class: 'number' }, `${rollout.succeeded}/${rollout.subscribers}`, rollout.failed > 0 ? h('span', { class: 'error' }, ` · ${rollout.failed} failed`) : null),
           h('td', { class: 'lead-time' }, `${optionalDuration(rollout.leadTimeFirstHostSeconds)} / ${optionalDuration(rollout.leadTimeLastHostSeconds)}`),

@@ -1,0 +1,67 @@
+// What a batch of state reports tells about commits, beyond each reconciler's own state: which
+// commits appeared on which endpoint (sightings: what short commits are resolved among), and which
+// commit a reconciler moved to from which (successions: the only commit order the hub trusts, since
+// it cannot read Git and commit ids do not sort). Pure; the writer stores both (schema/0010).
+import type { CurrentState, StateReport } from './state-transitions.ts';
+
+export interface CommitSighting {
+  readonly endpointId: number;
+  readonly commitId: string;
+  readonly at: Date;
+}
+
+export interface CommitSuccession {
+  readonly endpointId: number;
+  readonly from: string;
+  readonly to: string;
+  readonly at: Date;
+}
+
+export interface CommitEvidence {
+  readonly sightings: CommitSighting[];
+  readonly successions: CommitSuccession[];
+}
+
+/**
+ * `transitions` are the in-order transitions of a batch (newer than the stored states), `late` the
+ * late reports kept in history. A late report witnesses a commit but no order: the hub keeps
+ * transitions, not every report, so what came around it is not known for sure.
+ */
+export function commitEvidence(
+  stored: ReadonlyMap<number, Pick<CurrentState, 'endpointId' | 'commitId' | 'observedAt'>>,
+  transitions: readonly StateReport[],
+  late: readonly StateReport[],
+): CommitEvidence {
+  const sightings: CommitSighting[] = [];
+  const successions: CommitSuccession[] = [];
+  const byReconciler = new Map<number, StateReport[]>();
+  for (const report of transitions) {
+    const list = byReconciler.get(report.reconcilerId);
+    if (list === undefined) byReconciler.set(report.reconcilerId, [report]);
+    else list.push(report);
+  }
+  for (const [reconcilerId, reports] of byReconciler) {
+    reports.sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime());
+    let previous: Pick<StateReport, 'endpointId' | 'commitId' | 'observedAt'> | undefined = stored.get(reconcilerId);
+    for (const report of reports) {
+      const moved = previous === undefined || previous.endpointId !== report.endpointId || previous.commitId !== report.commitId;
+      if (moved) sightings.push({ endpointId: report.endpointId, commitId: report.commitId, at: report.observedAt });
+      // Two states at one instant say nothing about which came first.
+      if (
+        moved &&
+        previous !== undefined &&
+        previous.endpointId === report.endpointId &&
+        previous.observedAt.getTime() < report.observedAt.getTime()
+      ) {
+        successions.push({ endpointId: report.endpointId, from: previous.commitId, to: report.commitId, at: report.observedAt });
+      }
+      previous = report;
+    }
+  }
+  for (const report of late) {
+    const current = stored.get(report.reconcilerId);
+    if (current?.endpointId === report.endpointId && current.commitId === report.commitId) continue;
+    sightings.push({ endpointId: report.endpointId, commitId: report.commitId, at: report.observedAt });
+  }
+  return { sightings, successions };
+}

@@ -1,0 +1,47 @@
+// Commits as people type them: the full id, or a prefix of at least 7 hex digits as UIs and CLIs
+// show it, resolved among the commits the hub has seen where the question is asked (an endpoint and
+// the endpoints on its branch, or an environment's). Canonical spellings (`main@sha1:…`) are
+// accepted too; anything that is not hex (a tag) is taken as it is.
+import { type Kysely, sql } from 'kysely';
+import { canonicalCommitId } from '../../model/commit-id.ts';
+import type { HubDatabase } from '../database-schema.ts';
+
+export const MIN_COMMIT_PREFIX = 7;
+const FULL = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+const HEX = /^[0-9a-f]+$/;
+const CANDIDATES_NAMED = 10;
+
+export type CommitScope = { readonly endpoint: string } | { readonly environment: string };
+
+export type CommitResolution = { readonly ok: true; readonly commit: string } | { readonly ok: false; readonly reason: string };
+
+export async function resolveCommit(db: Kysely<HubDatabase>, scope: CommitScope, input: string): Promise<CommitResolution> {
+  const commit = canonicalCommitId(input);
+  if (FULL.test(commit) || !HEX.test(commit)) return { ok: true, commit };
+  const endpoints =
+    'endpoint' in scope
+      ? sql`SELECT unnest(kalypso_endpoint_group(e.id)) FROM manifests_endpoint e WHERE e.endpoint = ${scope.endpoint}`
+      : sql`SELECT DISTINCT unnest(kalypso_endpoint_group(t.manifests_endpoint_id)) FROM deployment_target_named t
+             WHERE t.environment = ${scope.environment}`;
+  // A sender that reports short ids (some do) is matched exactly before anything is taken for a prefix.
+  const found = await sql<{ commit: string }>`
+    SELECT x.commit FROM (
+      SELECT DISTINCT ec.gitops_commit_id AS commit
+        FROM endpoint_commit ec
+       WHERE ec.gitops_commit_id LIKE ${`${commit}%`} AND ec.manifests_endpoint_id IN (${endpoints})) x
+     ORDER BY x.commit = ${commit} DESC, x.commit
+     LIMIT ${CANDIDATES_NAMED + 1}`.execute(db);
+  const candidates = found.rows.map((row) => row.commit);
+  if (candidates[0] === commit) return { ok: true, commit };
+  if (commit.length < MIN_COMMIT_PREFIX) {
+    return { ok: false, reason: `${JSON.stringify(input)} is too short: give the full commit or at least ${MIN_COMMIT_PREFIX} hex digits` };
+  }
+  const where = 'endpoint' in scope ? `on ${scope.endpoint}` : `in environment ${scope.environment}`;
+  if (candidates.length === 1) return { ok: true, commit: candidates[0]! };
+  if (candidates.length === 0) return { ok: false, reason: `no commit the hub has seen ${where} starts with ${commit}` };
+  const named = candidates.slice(0, CANDIDATES_NAMED).join(', ');
+  return {
+    ok: false,
+    reason: `${commit} is ambiguous ${where}: it starts ${candidates.length > CANDIDATES_NAMED ? `more than ${CANDIDATES_NAMED} commits, among them` : `${candidates.length} commits:`} ${named}`,
+  };
+}

@@ -1,0 +1,295 @@
+// The promotion flow's rules, through the real paths (OTLP exporter → hub → API), with random commit
+// ids: every merge moves an environment branch and most targets keep their version. Desired state
+// follows time, not hex text; a merge that keeps a target's version carries its rollout; the gates
+// judge "C or a later commit" by witnessed order only; short commits resolve; Delivery and the gate
+// give one verdict. (test/e2e/promotion-flow.test.ts replays the whole flow with Kubernetes and the CLI.)
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHub } from '../../src/hub.ts';
+import { buildLogRecords, createExporter, ExportResultCode, exportLogs, type LogSpec } from '../support/otlp-client.ts';
+import { randomCommit, randomName } from '../support/random-ids.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { startTestHub } from '../support/test-hub.ts';
+
+let testDb: TestDatabase;
+let hub: RunningHub;
+let exporter: ReturnType<typeof createExporter>;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  hub = await startTestHub(testDb.url);
+  exporter = createExporter('grpc', hub.ports);
+});
+
+afterAll(async () => {
+  await exporter.shutdown();
+  await hub.stop();
+  await testDb.drop();
+});
+
+async function send(specs: LogSpec[]): Promise<void> {
+  const result = await exportLogs(exporter, await buildLogRecords(specs));
+  expect(result.code, String(result.error)).toBe(ExportResultCode.SUCCESS);
+}
+
+async function get(path: string): Promise<{ status: number; body: any }> {
+  const response = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1${path}`);
+  return { status: response.status, body: await response.json() };
+}
+
+/**
+ * One GitOps branch of an environment, its targets one path each, and a clock in steps of ten
+ * seconds from ten minutes ago (every host stays fresh: stale-after is 15 minutes).
+ */
+class Branch {
+  readonly repo = `https://github.com/${randomName('org')}/app-gitops`;
+  readonly environment: string;
+  readonly workspace = randomName('ws');
+
+  constructor(environment = randomName('env')) {
+    this.environment = environment;
+  }
+
+  readonly #start = Date.now() - 10 * 60_000;
+
+  at(step: number): Date {
+    return new Date(this.#start + step * 10_000);
+  }
+
+  endpoint(target: string): string {
+    return `${this.repo}/${this.environment}/${target}`;
+  }
+
+  descriptor(target: string, version: string, commit: string, step: number): LogSpec {
+    return {
+      resource: { 'service.name': 'cd-pipeline' },
+      eventName: 'kalypso.deployment.descriptor',
+      attributes: { 'vcs.ref.head.revision': commit },
+      body: {
+        workload: { name: target, application: { name: 'app', workspace: { name: this.workspace } } },
+        deploymentTarget: { name: 'main', environment: this.environment, manifests: { repo: this.repo, branch: this.environment, path: target } },
+        workloadVersion: { version, build: `b-${version}`, buildTime: this.at(step - 5).toISOString() },
+      },
+      time: this.at(step),
+    };
+  }
+
+  state(host: string, target: string, commit: string, status: string, step: number): LogSpec {
+    return {
+      resource: { 'k8s.cluster.name': host },
+      eventName: 'kalypso.deployment.state',
+      attributes: {
+        'kalypso.reconciler.name': `flux-system/${target}`,
+        'kalypso.reconciler.type': 'flux',
+        'kalypso.manifests.endpoint': this.endpoint(target),
+        'vcs.ref.head.revision': `${this.environment}@sha1:${commit}`,
+        'kalypso.deployment.status': status,
+      },
+      body: status === 'failure' ? 'Health check failed' : `Applied revision: ${commit}`,
+      time: this.at(step),
+    };
+  }
+
+  /** Hosts apply `commit` (in progress, then success a step later). */
+  applied(hosts: readonly [host: string, target: string][], commit: string, step: number): LogSpec[] {
+    return hosts.flatMap(([host, target]) => [this.state(host, target, commit, 'in_progress', step), this.state(host, target, commit, 'success', step + 1)]);
+  }
+}
+
+const gate = (query: Record<string, string>) => get(`/deployment-state?${new URLSearchParams(query).toString()}`);
+
+describe('desired state', () => {
+  it('follows the newest assignment by time, whatever the commits’ hex order, and never moves back', async () => {
+    for (let round = 0; round < 4; round += 1) {
+      const branch = new Branch();
+      const commits = [randomCommit(), randomCommit(), randomCommit()];
+      // One version through three merges (the Kalypso flow: the branch moves, the descriptor does not).
+      await send(commits.map((commit, index) => branch.descriptor('api', '1.0.0', commit, index)));
+      const state = async () => (await get(`/environments/${branch.environment}/state`)).body.items[0].desired.commit;
+      expect(await state()).toBe(commits[2]);
+      await send([branch.descriptor('api', '1.0.0', commits[0]!, 0)]);
+      expect(await state()).toBe(commits[2]);
+    }
+  });
+});
+
+describe('a branch that moves for other targets’ sake', () => {
+  const branch = new Branch();
+  const [c1, c2, c3, c4] = [randomCommit(), randomCommit(), randomCommit(), randomCommit()];
+  const fleet: [string, string][] = [
+    ['h-api-1', 'api'],
+    ['h-web-1', 'web'],
+  ];
+
+  beforeAll(async () => {
+    // c1: both targets assigned. c2: api moves to 2.0, web does not change. c3: an unrelated merge.
+    await send([branch.descriptor('api', '1.0', c1, 0), branch.descriptor('web', '7.0', c1, 0)]);
+    await send(branch.applied(fleet, c1, 1));
+    await send([branch.descriptor('api', '2.0', c2, 10)]);
+    await send(branch.applied(fleet, c2, 11));
+    await send(branch.applied(fleet, c3, 21));
+    // A cluster that skipped c3 (it polled after c4 was merged), and a silent one left on c1.
+    await send([...branch.applied([['h-api-2', 'api']], c2, 12), ...branch.applied([['h-api-2', 'api']], c4, 31), ...branch.applied([['h-api-1', 'api']], c4, 30)]);
+  });
+
+  it('runs the version it carries: no drift, deployed version named, on the desired rollout', async () => {
+    const { body } = await get(`/environments/${branch.environment}/state`);
+    const web = body.items.find((item: any) => item.workload === 'web');
+    expect(web.desired).toMatchObject({ version: '7.0', commit: c1 });
+    expect(web.deployed).toEqual([{ version: '7.0', commit: c3, onDesired: true, reconcilers: expect.objectContaining({ total: 1, succeeded: 1 }) }]);
+    const api = body.items.find((item: any) => item.workload === 'api');
+    expect(api.desired).toMatchObject({ version: '2.0', commit: c2 });
+    expect(api.deployed.map((d: any) => [d.commit, d.version, d.onDesired])).toEqual([[c4, '2.0', true]]);
+    expect((await get(`/drift?environment=${branch.environment}`)).body.items).toEqual([]);
+    const host = (await get('/hosts/h-web-1/state')).body;
+    expect(host.reconcilers[0].deploymentTargets[0]).toMatchObject({ deployedVersion: '7.0', desiredVersion: '7.0', desiredCommit: c1 });
+  });
+
+  it('passes the gate for a commit its subscribers moved past, by witnessed order only', async () => {
+    // web's clusters applied c1, then c2 and c3: the gate for c1 counts them.
+    const web = (await gate({ manifestsEndpoint: branch.endpoint('web'), commit: c1 })).body;
+    expect(web).toMatchObject({ commit: c1, total: 1, succeeded: 1, settled: true });
+    expect(web.subscribers[0]).toMatchObject({ appliedCommit: c3, supersededBy: c3 });
+    // h-api-2 skipped c3; h-api-1 applied c3 then c4 on the same branch: c4 came after c3.
+    const api = (await gate({ manifestsEndpoint: branch.endpoint('api'), commit: c3 })).body;
+    expect(api).toMatchObject({ total: 2, succeeded: 2, settled: true });
+    // A commit nobody has seen: nothing came after it, nobody has applied it.
+    const unseen = (await gate({ manifestsEndpoint: branch.endpoint('api'), commit: randomCommit() })).body;
+    expect(unseen).toMatchObject({ total: 2, inProgress: 2, settled: false });
+  });
+
+  it('never takes a lagging cluster’s older commit for a newer one', async () => {
+    const [older, newer] = [randomCommit(), randomCommit()];
+    // A fast cluster is the first to see the newer commit; a slow one reports the older commit later.
+    await send([...branch.applied([['h-fast', 'web']], c3, 40), ...branch.applied([['h-slow', 'web']], c3, 40)]);
+    await send(branch.applied([['h-fast', 'web']], newer, 42));
+    await send(branch.applied([['h-slow', 'web']], older, 44));
+    const onNewer = (await gate({ manifestsEndpoint: branch.endpoint('web'), commit: newer })).body;
+    expect(onNewer.subscribers.find((s: any) => s.host === 'h-slow')).toMatchObject({ status: 'in_progress', supersededBy: null });
+    expect(onNewer.settled).toBe(false);
+  });
+
+  it('counts a rollout per version, not per merge', async () => {
+    const since = branch.at(-5).toISOString();
+    const { body } = await get(`/metrics/delivery?since=${since}&environment=${branch.environment}&limit=10`);
+    expect(body.recentRollouts.map((r: any) => [r.workload, r.version, r.commit])).toEqual([
+      ['api', '2.0', c2],
+      ['api', '1.0', c1],
+      ['web', '7.0', c1],
+    ]);
+    // The one change failure is api 1.0, replaced by 2.0 within the fix window; the merges that kept
+    // versions are no rollouts, so nothing was "replaced" by them.
+    expect(body.changeFailureRate).toMatchObject({ judged: 3, failures: 1, supersededWithinFixWindow: 1 });
+    const strict = (await get(`/metrics/delivery?since=${since}&environment=${branch.environment}&fixWindow=0`)).body;
+    expect(strict.changeFailureRate).toMatchObject({ judged: 3, failures: 0 });
+  });
+});
+
+describe('commits as people type them', () => {
+  const branch = new Branch();
+  const commit = randomCommit();
+  const solo = randomCommit();
+  // Two commits that share their first eight digits with `commit`, and differ from it in the ninth.
+  const ninth = (flip: number) => (Number.parseInt(commit[8]!, 16) ^ flip).toString(16);
+  const twin = [1, 2].map((flip) => `${commit.slice(0, 8)}${ninth(flip)}${randomCommit().slice(9)}`);
+
+  beforeAll(async () => {
+    await send([branch.descriptor('api', '1.0', commit, 0), branch.descriptor('web', '1.0', twin[0]!, 1)]);
+    await send([...branch.applied([['p-1', 'api']], commit, 2), ...branch.applied([['p-2', 'web']], twin[1]!, 3)]);
+    await send([branch.descriptor('db', '1.0', solo, 4), ...branch.applied([['p-3', 'db']], solo, 5)]);
+  });
+
+  it('resolves a unique prefix of 7 or more digits, and answers with the full commit', async () => {
+    const solved = (await gate({ manifestsEndpoint: branch.endpoint('db'), commit: solo.slice(0, 7) })).body;
+    expect(solved).toMatchObject({ commit: solo, succeeded: 1, settled: true });
+    // Eight digits are shared with the twins on the same branch: nine tell them apart.
+    for (const typed of [commit.slice(0, 9), commit.slice(0, 10).toUpperCase(), `${branch.environment}@sha1:${commit}`]) {
+      const { status, body } = await gate({ manifestsEndpoint: branch.endpoint('api'), commit: typed });
+      expect(status, typed).toBe(200);
+      expect(body).toMatchObject({ commit, succeeded: 1, settled: true });
+    }
+    expect((await gate({ environment: branch.environment, commit: twin[0]!.slice(0, 9) })).body.commit).toBe(twin[0]);
+  });
+
+  it('refuses an ambiguous, unknown or too short prefix, naming the candidates', async () => {
+    const ambiguous = await gate({ environment: branch.environment, commit: commit.slice(0, 8) });
+    expect(ambiguous.status).toBe(400);
+    expect(ambiguous.body.error.message).toMatch(/^commit: /);
+    for (const candidate of [commit, ...twin]) expect(ambiguous.body.error.message).toContain(candidate);
+    const unknown = await gate({ manifestsEndpoint: branch.endpoint('api'), commit: randomCommit().slice(0, 12) });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.message).toMatch(/^commit: no commit the hub has seen on .* starts with /);
+    const short = await gate({ manifestsEndpoint: branch.endpoint('api'), commit: commit.slice(0, 6) });
+    expect(short.body.error.message).toMatch(/^commit: .* too short/);
+  });
+});
+
+describe('the environment gate', () => {
+  it('judges every target of the environment on the merged commit or a later one', async () => {
+    const branch = new Branch();
+    const [c1, c2, c3] = [randomCommit(), randomCommit(), randomCommit()];
+    const fleet: [string, string][] = [
+      ['e-api-1', 'api'],
+      ['e-api-2', 'api'],
+      ['e-web-1', 'web'],
+    ];
+    await send([branch.descriptor('api', '1.0', c1, 0), branch.descriptor('web', '3.0', c1, 0)]);
+    await send(branch.applied(fleet, c1, 1));
+    await send([branch.descriptor('web', '3.1', c2, 5)]);
+    let answer = (await gate({ environment: branch.environment, commit: c2 })).body;
+    expect(answer).toMatchObject({ environment: branch.environment, commit: c2, total: 3, inProgress: 3, settled: false });
+    expect(answer.targets.map((t: any) => [t.workload, t.desiredVersion, t.total])).toEqual([
+      ['api', '1.0', 2],
+      ['web', '3.1', 1],
+    ]);
+    // e-api-2 goes straight to c3, a later merge; e-api-1 applied c2 then c3 (the witness).
+    await send([...branch.applied([['e-api-1', 'api'], ['e-web-1', 'web']], c2, 6), ...branch.applied([['e-api-1', 'api']], c3, 8), ...branch.applied([['e-api-2', 'api']], c3, 9)]);
+    answer = (await gate({ environment: branch.environment, commit: c2.slice(0, 7) })).body;
+    expect(answer).toMatchObject({ commit: c2, total: 3, succeeded: 3, settled: true });
+    expect(answer.subscribers.map((s: any) => [s.host, s.appliedCommit, s.manifestsEndpoint])).toEqual([
+      ['e-api-1', c3, branch.endpoint('api')],
+      ['e-api-2', c3, branch.endpoint('api')],
+      ['e-web-1', c2, branch.endpoint('web')],
+    ]);
+    // A failure on a later commit fails the gate for c2.
+    await send([branch.state('e-api-2', 'api', c3, 'failure', 12)]);
+    answer = (await gate({ environment: branch.environment, commit: c2 })).body;
+    expect(answer).toMatchObject({ failed: 1, succeeded: 2, settled: true });
+  });
+
+  it('judges only the targets whose branch has carried the commit', async () => {
+    const app = new Branch();
+    // A second repository in the same environment: its branch never carries app's commits.
+    const other = new Branch(app.environment);
+    const [a1, o1] = [randomCommit(), randomCommit()];
+    await send([app.descriptor('api', '1.0', a1, 0), other.descriptor('db', '9.0', o1, 0)]);
+    await send([...app.applied([['m-api', 'api']], a1, 1), ...other.applied([['m-db', 'db']], o1, 1)]);
+    const answer = (await gate({ environment: app.environment, commit: a1 })).body;
+    expect(answer).toMatchObject({ total: 1, succeeded: 1, settled: true });
+    expect(answer.targets.map((t: any) => t.manifestsEndpoint)).toEqual([app.endpoint('api')]);
+  });
+
+  it('answers 404 for an unknown environment and 400 without a scope', async () => {
+    expect((await gate({ environment: randomName('nowhere'), commit: randomCommit() })).status).toBe(404);
+    expect((await gate({ commit: randomCommit() })).body.error.message).toMatch(/^manifestsEndpoint, environment: /);
+  });
+});
+
+describe('one verdict', () => {
+  it('a converged rollout that regressed is failed now, in Delivery as in the gate, with its history kept', async () => {
+    const branch = new Branch();
+    const commit = randomCommit();
+    const hosts: [string, string][] = [
+      ['v-1', 'shop'],
+      ['v-2', 'shop'],
+      ['v-3', 'shop'],
+    ];
+    await send([branch.descriptor('shop', '4.2', commit, 0)]);
+    await send(branch.applied(hosts, commit, 1));
+    await send([branch.state('v-2', 'shop', commit, 'failure', 20)]);
+    const gated = (await gate({ manifestsEndpoint: branch.endpoint('shop'), commit })).body;
+    expect(gated).toMatchObject({ total: 3, succeeded: 2, failed: 1 });
+    const since = branch.at(-5).toISOString();
+    const [rollout] = (await get(`/metrics/delivery?since=${since}&environment=${branch.environment}`)).body.recentRollouts;
+    expect(rollout).toMatchObject({ status: 'failed', current: true, regressedOn: ['v-2'], subscribers: 3, succeeded: 2, failed: 1, convergence100Seconds: 20 });
+  });
+});
