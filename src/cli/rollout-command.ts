@@ -1,11 +1,14 @@
 // `kalypso-hub rollout`: the rollout gate for CD pipelines. Asks the hub whether commit C of
-// manifests endpoint E has been applied by every subscriber, waiting up to --wait.
+// manifests endpoint E — or of an environment's GitOps branch, every deployment target of the
+// environment (Kalypso's Check Promote) — has been applied by every subscriber, waiting up to --wait.
 //
 // Exit codes: 0 every subscriber succeeded; 1 a subscriber failed (as soon as one fails);
 // 2 not all succeeded within the wait (in progress, stale, or no subscribers yet);
 // 3 could not ask (bad arguments, hub unreachable, hub refused the request).
 import { parseArgs } from 'node:util';
 import { formatDuration, parseDuration } from '../config/units.ts';
+// The short form the web UI shows, so that a commit copied from either is the same text.
+import { shortCommit } from '../ui/app/format.ts';
 
 export const ROLLOUT_EXIT = { succeeded: 0, failed: 1, timedOut: 2, error: 3 } as const;
 
@@ -22,8 +25,22 @@ interface Subscriber {
   appliedCommit: string;
 }
 
+interface TargetAnswer {
+  workload: string;
+  deploymentTarget: string;
+  desiredVersion: string | null;
+  total: number;
+  succeeded: number;
+  failed: number;
+  inProgress: number;
+  stale: number;
+}
+
 interface RolloutAnswer {
-  manifestsEndpoint: string;
+  /** One of the two, as asked. */
+  manifestsEndpoint?: string;
+  environment?: string;
+  targets?: TargetAnswer[];
   commit: string;
   total: number;
   succeeded: number;
@@ -34,25 +51,28 @@ interface RolloutAnswer {
   subscribers: Subscriber[];
 }
 
-export const ROLLOUT_USAGE = `Usage: kalypso-hub rollout --endpoint <repo/branch/path> --commit <sha> [--wait 10m] [--url http://hub:8080] [--json]
+export const ROLLOUT_USAGE = `Usage: kalypso-hub rollout (--endpoint <repo/branch/path> | --environment <env>) --commit <sha> [--wait 10m] [--url http://hub:8080] [--json]
 
-  --endpoint  manifests endpoint the CD pipeline changed (repo/branch/path)
-  --commit    GitOps commit to wait for
-  --wait      how long to wait for every subscriber (default 0: answer now)
-  --url       hub base URL (default $KALYPSO_URL, else http://localhost:8080)
-  --token     bearer token for the API (default $KALYPSO_API_TOKEN)
-  --json      print the hub's answer as JSON instead of a table
+  --endpoint     manifests endpoint the CD pipeline changed (repo/branch/path)
+  --environment  every deployment target of this environment: the merged commit of its GitOps
+                 branch, applied (or a later commit) by every subscriber — Kalypso's Check Promote
+  --commit       GitOps commit to wait for: the full id or a unique prefix of at least 7 hex digits
+  --wait         how long to wait for every subscriber (default 0: answer now)
+  --url          hub base URL (default $KALYPSO_URL, else http://localhost:8080)
+  --token        bearer token for the API (default $KALYPSO_API_TOKEN)
+  --json         print the hub's answer as JSON instead of a table
 
 Exit codes: 0 all succeeded, 1 a subscriber failed, 2 timed out, 3 could not ask.
 `;
 
 export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let flags: { endpoint?: string; commit?: string; wait?: string; url?: string; token?: string; json?: boolean };
+  let flags: { endpoint?: string; environment?: string; commit?: string; wait?: string; url?: string; token?: string; json?: boolean };
   try {
     flags = parseArgs({
       args: [...argv],
       options: {
         endpoint: { type: 'string' },
+        environment: { type: 'string' },
         commit: { type: 'string' },
         wait: { type: 'string' },
         url: { type: 'string' },
@@ -64,7 +84,9 @@ export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv
   } catch (error) {
     return usageError((error as Error).message);
   }
-  if (flags.endpoint === undefined || flags.endpoint === '') return usageError('--endpoint is required');
+  const endpoint = flags.endpoint === '' ? undefined : flags.endpoint;
+  const environment = flags.environment === '' ? undefined : flags.environment;
+  if ((endpoint === undefined) === (environment === undefined)) return usageError('give --endpoint or --environment (one of them)');
   if (flags.commit === undefined || flags.commit === '') return usageError('--commit is required');
   const waitMs = flags.wait === undefined ? 0 : parseDuration(flags.wait);
   if (waitMs === undefined) return usageError(`--wait must be a duration such as 30s or 10m (got ${JSON.stringify(flags.wait)})`);
@@ -77,7 +99,7 @@ export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv
     // The first question is answered at once (so progress shows from the start); later ones wait.
     const remaining = answer === undefined ? 0 : Math.max(0, deadline - Date.now());
     const query = new URLSearchParams({
-      manifestsEndpoint: flags.endpoint,
+      ...(endpoint === undefined ? { environment: environment! } : { manifestsEndpoint: endpoint }),
       commit: flags.commit,
       wait: `${Math.min(remaining, REQUEST_WAIT_MS)}ms`,
     });
@@ -114,8 +136,9 @@ export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv
 }
 
 function summary(answer: RolloutAnswer): string {
+  const where = answer.environment === undefined ? `on ${answer.manifestsEndpoint}` : `in environment ${answer.environment}`;
   return (
-    `commit ${answer.commit} on ${answer.manifestsEndpoint}: ${answer.succeeded}/${answer.total} succeeded, ` +
+    `commit ${answer.commit} ${where}: ${answer.succeeded}/${answer.total} succeeded, ` +
     `${answer.failed} failed, ${answer.inProgress} in progress, ${answer.stale} stale`
   );
 }
@@ -127,16 +150,32 @@ function describeOutcome(outcome: 'succeeded' | 'failed' | 'timedOut', answer: R
 }
 
 function table(answer: RolloutAnswer): string {
-  const header = ['HOST', 'RECONCILER', 'STATUS', 'APPLIED', 'SINCE', 'MESSAGE'];
-  const rows = answer.subscribers.map((s) => [
+  const subscribers = answer.subscribers.map((s) => [
     s.host,
     s.reconciler,
     s.status,
-    s.appliedCommit.slice(0, 12),
+    shortCommit(s.appliedCommit),
     s.observedAt,
     s.statusMessage.replace(/\s+/g, ' ').slice(0, 100),
   ]);
-  if (rows.length === 0) return '(no reconciler pulls this manifests endpoint yet)';
+  const listed =
+    subscribers.length === 0
+      ? `(no reconciler pulls ${answer.environment === undefined ? 'this manifests endpoint' : 'a deployment target of this environment'} yet)`
+      : columns(['HOST', 'RECONCILER', 'STATUS', 'APPLIED', 'SINCE', 'MESSAGE'], subscribers);
+  if (answer.targets === undefined || answer.targets.length === 0) return listed;
+  const targets = answer.targets.map((t) => [
+    t.workload,
+    t.deploymentTarget,
+    t.desiredVersion ?? '—',
+    `${t.succeeded}/${t.total}`,
+    String(t.failed),
+    String(t.inProgress),
+    String(t.stale),
+  ]);
+  return `${columns(['WORKLOAD', 'TARGET', 'DESIRED', 'SUCCEEDED', 'FAILED', 'IN PROGRESS', 'STALE'], targets)}\n\n${listed}`;
+}
+
+function columns(header: readonly string[], rows: readonly string[][]): string {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   return [header, ...rows].map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
 }
