@@ -63,8 +63,9 @@ export async function generateFleet(db: Kysely<HubDatabase>, size: FleetSize, t0
   await sql`INSERT INTO workload (application_id, name)
             SELECT ap.id, 'w' || (row_number() OVER (ORDER BY ap.id, w) - 1)
               FROM application ap, generate_series(0, ${size.workloadsPerApplication - 1}) w`.execute(db);
+  // In promotion order, as a write that saw them in this order would rank them (schema/0009).
   for (const [rank, environment] of size.environments.entries()) {
-    await sql`INSERT INTO environment (name, promotion_rank) VALUES (${environment}, ${rank})`.execute(db);
+    await sql`INSERT INTO environment (name, first_seen_rank) VALUES (${environment}, ${rank})`.execute(db);
   }
 
   step(`${targetsPerEnvironment * size.environments.length} deployment targets with ${versions} versions each`);
@@ -103,7 +104,7 @@ export async function generateFleet(db: Kysely<HubDatabase>, size: FleetSize, t0
   // Host h serves environment h mod E; its reconciler j pulls target (h·R + j) mod T of it.
   await sql`
     WITH targets AS (
-      SELECT dt.manifests_endpoint_id, e.promotion_rank AS environment,
+      SELECT dt.manifests_endpoint_id, array_position(${[...size.environments]}::text[], e.name) - 1 AS environment,
              row_number() OVER (PARTITION BY e.id ORDER BY dt.id) - 1 AS position
         FROM deployment_target dt JOIN environment e ON e.id = dt.environment_id
     )

@@ -343,16 +343,19 @@ const clusterState = dashboard(
   FROM kalypso_host_state WHERE host IN ($host)`,
       { succeeded: 'green', failed: 'red', in_progress: 'blue', stale: 'orange' },
     ),
+    // A host's environments in promotion order: string_agg(DISTINCT …) could only order them by
+    // name, so the distinct (environment, order) pairs are aggregated first.
     table(
       'Hosts',
-      'One row per host. Click a host to narrow the dashboard to it.',
+      'One row per host, its environments in promotion order. Click a host to narrow the dashboard to it.',
       { h: 10, w: 24, x: 0, y: 5 },
       `SELECT host, host_type, bool_or(host_offline) AS offline, max(host_last_seen_at) AS last_seen,
        count(DISTINCT reconciler) AS reconcilers,
        count(DISTINCT reconciler) FILTER (WHERE status = 'failure') AS failed,
        count(DISTINCT reconciler) FILTER (WHERE status = 'stale') AS stale,
        count(DISTINCT reconciler) FILTER (WHERE status = 'in_progress') AS in_progress,
-       string_agg(DISTINCT environment, ', ') AS environments
+       (SELECT string_agg(environment, ', ' ORDER BY environment_order)
+          FROM (SELECT DISTINCT * FROM unnest(array_agg(environment), array_agg(environment_order)) AS e(environment, environment_order)) e) AS environments
   FROM kalypso_host_state
  WHERE host IN ($host)
  GROUP BY host, host_type
@@ -370,7 +373,7 @@ const clusterState = dashboard(
        desired_version, applied_version, applied_commit, status, status_message, status_since, last_seen_at, manifests_endpoint
   FROM kalypso_host_state
  WHERE host IN ($host)
- ORDER BY CASE status WHEN 'failure' THEN 0 WHEN 'stale' THEN 1 WHEN 'in_progress' THEN 2 ELSE 3 END, host, reconciler, environment
+ ORDER BY CASE status WHEN 'failure' THEN 0 WHEN 'stale' THEN 1 WHEN 'in_progress' THEN 2 ELSE 3 END, host, reconciler, environment_order
  LIMIT 5000`,
       [statusCell(), linkColumn('host', 'History of this host', 'kalypso-environment-history', { host: 'host' })],
     ),
@@ -462,7 +465,7 @@ const drift = dashboard(
        desired_version, applied_version, applied_commit, status, reasons, drifting_since, drifting_for_seconds, status_message
   FROM kalypso_drift
  WHERE ${TARGET_FILTER}
- ORDER BY drifting_since, host, reconciler`,
+ ORDER BY drifting_since, host, reconciler, environment_order`,
       [
         statusCell(),
         column('drifting_for_seconds', { id: 'unit', value: 's' }, { id: 'displayName', value: 'drifting for' }),

@@ -125,7 +125,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
     log.info({ port: api.port, tls: tls !== undefined, apiToken: config.apiToken !== undefined, ingestToken: config.ingestToken !== undefined }, 'HTTP API listening');
 
     await migrateWithRetry(database, log, abort.signal);
-    await publishHubSettings(database.db, { staleAfterMs: config.staleAfter });
+    await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder });
     migrated = true;
     const historyMaintenance = scheduleHistoryMaintenance(
       database.db,

@@ -2,6 +2,7 @@
 // text is checked. Precedence, everywhere: command-line flag > KALYPSO_* variable > generic
 // variable (DATABASE_URL) > default.
 import { LOG_LEVELS } from '../log/logger.ts';
+import { FIELD_LIMITS } from '../normalize/field-reader.ts';
 import { DEFAULT_OTLP_LIMITS } from '../normalize/otlp-limits.ts';
 import { formatDuration, parseDuration, parseSize } from './units.ts';
 
@@ -56,6 +57,18 @@ const postgresUrl = (value: string): string | undefined | { invalid: string } =>
   } catch {
     return { invalid: 'must be a postgres:// URL' };
   }
+};
+// Environment names as the normalizer stores them (trimmed, at most 253 characters), so that a
+// name in the setting can match an environment the hub has seen. A duplicate would give one
+// environment two places, so it is refused rather than resolved silently.
+const environmentOrder = (value: string): readonly string[] | { invalid: string } => {
+  if (value.trim() === '') return [];
+  const names = value.split(',').map((name) => name.trim());
+  if (names.includes('')) return { invalid: 'must be environment names separated by commas, none empty' };
+  if (names.some((name) => name.length > FIELD_LIMITS.name)) return { invalid: `environment names are at most ${FIELD_LIMITS.name} characters` };
+  const duplicate = names.find((name, index) => names.indexOf(name) !== index);
+  if (duplicate !== undefined) return { invalid: `environment ${JSON.stringify(duplicate)} is listed twice` };
+  return names;
 };
 const oneOf =
   <T extends string>(values: readonly T[]) =>
@@ -198,6 +211,15 @@ export const SETTINGS = {
     parse: duration,
     shownDefault: formatDuration(15 * 60_000),
   } satisfies Setting<number>,
+  environmentOrder: {
+    flag: 'environment-order',
+    env: ['KALYPSO_ENVIRONMENT_ORDER'],
+    default: [],
+    description:
+      'Promotion order, comma-separated (e.g. `dev,qa,prod`): these environments come first, in this order; the others follow in the order first seen. Empty: all in the order first seen.',
+    parse: environmentOrder,
+    shownDefault: '(none)',
+  } satisfies Setting<readonly string[]>,
   historyRetention: {
     flag: 'history-retention',
     env: ['KALYPSO_HISTORY_RETENTION'],

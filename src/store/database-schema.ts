@@ -33,7 +33,8 @@ export interface WorkloadTable {
 export interface EnvironmentTable {
   id: Id;
   name: string;
-  promotion_rank: number | null;
+  /** Among the environments its creating write named: by earliest record time, then position (schema/0009). */
+  first_seen_rank: Generated<number>;
   created_at: CreatedAt;
 }
 

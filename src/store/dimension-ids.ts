@@ -17,7 +17,7 @@ export interface DimensionSpec {
   /** The columns of the table's unique key. */
   readonly key: readonly { readonly name: string; readonly type: ColumnType }[];
   /** Further columns set when a row is created (never updated here). */
-  readonly extra?: readonly { readonly name: string; readonly type: ColumnType | 'timestamptz' }[];
+  readonly extra?: readonly { readonly name: string; readonly type: ColumnType | 'timestamptz' | 'integer' }[];
 }
 
 export type DimensionValue = string | number | Date | null;
@@ -38,7 +38,9 @@ export const DIMENSIONS = {
       { name: 'name', type: 'text' },
     ],
   },
-  environment: { table: 'environment', key: [{ name: 'name', type: 'text' }] },
+  // Inserted in name order like every dimension, so the id says nothing about which came first:
+  // first_seen_rank carries the order within the creating write (schema/0009).
+  environment: { table: 'environment', key: [{ name: 'name', type: 'text' }], extra: [{ name: 'first_seen_rank', type: 'integer' }] },
   manifestsEndpoint: {
     table: 'manifests_endpoint',
     key: [{ name: 'endpoint', type: 'text' }],

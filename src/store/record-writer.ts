@@ -88,7 +88,7 @@ export class RecordWriter implements RecordSink {
     removals: readonly ReconcilerRemovedRecord[],
     receivedAt: Date,
   ): Promise<WriteSummary> {
-    const descriptors = await this.#resolveDescriptors(desiredStates);
+    const descriptors = await this.#resolveDescriptors(desiredStates, receivedAt);
     const reports = await this.#resolveReports(realStates, receivedAt);
     await recordBranches(
       this.#db,
@@ -162,7 +162,7 @@ export class RecordWriter implements RecordSink {
     }));
   }
 
-  async #resolveDescriptors(records: readonly DesiredStateRecord[]): Promise<ResolvedDescriptor[]> {
+  async #resolveDescriptors(records: readonly DesiredStateRecord[], receivedAt: Date): Promise<ResolvedDescriptor[]> {
     if (records.length === 0) return [];
     const key = (parts: DimensionRow['key']): string => DimensionIds.cacheKey(parts);
     const workspaces = await this.#ids.ensure('workspace', records.map((r) => ({ key: [r.workspace] })));
@@ -170,7 +170,10 @@ export class RecordWriter implements RecordSink {
     const applications = await this.#ids.ensure('application', records.map((r) => ({ key: applicationKey(r) })));
     const workloadKey = (r: DesiredStateRecord): DimensionRow['key'] => [applications.get(key(applicationKey(r)))!, r.workload.name];
     const workloads = await this.#ids.ensure('workload', records.map((r) => ({ key: workloadKey(r) })));
-    const environments = await this.#ids.ensure('environment', records.map((r) => ({ key: [r.environment] })));
+    const environments = await this.#ids.ensure(
+      'environment',
+      firstSeenRanks(records, receivedAt).map(([environment, rank]) => ({ key: [environment], extra: [rank] })),
+    );
     const endpoints = await this.#ids.ensure(
       'manifestsEndpoint',
       records.map((r) => ({ key: [r.deploymentTarget.manifests.endpoint], extra: [r.deploymentTarget.manifests.storageType] })),
@@ -182,4 +185,23 @@ export class RecordWriter implements RecordSink {
       endpointId: endpoints.get(key([record.deploymentTarget.manifests.endpoint]))!,
     }));
   }
+}
+
+/**
+ * The environments of one write in the order it shows them first: by the earliest record time
+ * naming each (never later than receipt: a clock running ahead must not push an environment back),
+ * then by where each first appears. Environments this write creates keep that order among
+ * themselves (schema/0009); for those that exist already the rank is ignored.
+ */
+function firstSeenRanks(records: readonly DesiredStateRecord[], receivedAt: Date): [environment: string, rank: number][] {
+  const first = new Map<string, { time: number; position: number }>();
+  records.forEach((record, position) => {
+    const time = Math.min(record.assignedAt.getTime(), receivedAt.getTime());
+    const seen = first.get(record.environment);
+    if (seen === undefined) first.set(record.environment, { time, position });
+    else if (time < seen.time) seen.time = time;
+  });
+  return [...first.entries()]
+    .sort(([, a], [, b]) => a.time - b.time || a.position - b.position)
+    .map(([environment], rank) => [environment, rank]);
 }

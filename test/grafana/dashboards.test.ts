@@ -25,7 +25,7 @@ let range: TimeRange;
 beforeAll(async () => {
   testDb = await createTestDatabase();
   database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-  await publishHubSettings(database.db, { staleAfterMs: 15 * 60_000 });
+  await publishHubSettings(database.db, { staleAfterMs: 15 * 60_000, environmentOrder: [] });
   await writeKnownFleet(database.db);
   await refreshRollouts(database.db, { wait: true }); // the Delivery dashboard reads the rollouts
   reader = new pg.Client({ connectionString: testDb.url });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
@@ -146,6 +147,31 @@ describe('RecordWriter', () => {
     expect(await current()).toMatchObject({ commit: 'c2' });
     expect(await testDb.query('SELECT removed_at FROM reconciler')).toEqual([{ removed_at: null }]);
     expect((await history()).map((row) => row.commit)).toEqual(['c1', 'c2']);
+  });
+
+  it('ranks the environments one write creates by their earliest record time (never later than receipt), then by position', async () => {
+    // Random names in reverse name order: the ids (assigned in name order) cannot pass for the rank.
+    const [w, x, y, z] = Array.from({ length: 4 }, () => `env-${randomUUID().slice(0, 8)}`).sort().reverse() as [string, string, string, string];
+    const day = 86_400_000;
+    const descriptor = (environment: string, at: Date) =>
+      descriptorRecord({ environment, endpoint: `${ENDPOINT}-${environment}`, version: '1.0.0', commit: `c-${environment}-${at.getTime()}`, at });
+    await writer.write([
+      descriptor(x, minute(5)),
+      // Clocks ahead of the hub count as the moment of receipt: y and z tie there, y first in the write.
+      descriptor(y, new Date(NOW.getTime() + 2 * day)),
+      descriptor(z, new Date(NOW.getTime() + day)),
+      descriptor(w, minute(9)),
+      descriptor(w, minute(1)),
+    ]);
+    const ranked = await testDb.query<{ name: string; first_seen_rank: number }>('SELECT name, first_seen_rank FROM environment ORDER BY id');
+    expect(new Map(ranked.map((row) => [row.name, row.first_seen_rank]))).toEqual(
+      new Map([
+        [w, 0],
+        [x, 1],
+        [y, 2],
+        [z, 3],
+      ]),
+    );
   });
 
   it('lets the newest assignment be the desired state, whatever the arrival order', async () => {

@@ -21,7 +21,7 @@ const context = (): ReportContext => ({ asOf: new Date(), staleAfterMs: STALE_AF
 beforeAll(async () => {
   testDb = await createTestDatabase();
   database = connectDatabase({ url: testDb.url, poolSize: 4, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-  await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS });
+  await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
   fleet = await writeKnownFleet(database.db);
 });
 
@@ -151,12 +151,12 @@ describe('reporting views', () => {
   it('judges staleness by the stale-after setting the hub published', async () => {
     const staleStaging = `SELECT stale FROM kalypso_environment_state WHERE environment = 'staging'`;
     expect(await testDb.query(staleStaging)).toEqual([{ stale: 1 }]);
-    await publishHubSettings(database.db, { staleAfterMs: 60 * 60_000 });
+    await publishHubSettings(database.db, { staleAfterMs: 60 * 60_000, environmentOrder: [] });
     try {
       expect(await testDb.query(staleStaging)).toEqual([{ stale: 0 }]);
       expect((await testDb.query<{ stale_after: unknown }>('SELECT stale_after::text FROM kalypso_settings'))[0]?.stale_after).toBe('01:00:00');
     } finally {
-      await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS });
+      await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
     }
     expect(fleet.t0).toBeLessThanOrEqual(Date.now());
   });
@@ -188,6 +188,7 @@ describe('reporting views', () => {
     for (const view of views) expect(await asReader(`SELECT * FROM ${view.table_name} LIMIT 1`), view.table_name).toBe('ok');
     expect(await asReader('SELECT * FROM deployment_state')).toMatch(/permission denied for table deployment_state/);
     expect(await asReader('SELECT * FROM kalypso_deployment_target')).toMatch(/permission denied/);
+    expect(await asReader('SELECT * FROM environment_in_order')).toMatch(/permission denied/);
     expect(await asReader('UPDATE hub_settings SET stale_after = interval \'1 second\'')).toMatch(/permission denied/);
     // kalypso_settings is an updatable view: only the missing grant stops the reader.
     expect(await asReader('DELETE FROM kalypso_settings')).toMatch(/permission denied for view kalypso_settings/);

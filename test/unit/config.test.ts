@@ -60,6 +60,30 @@ describe('resolveConfig', () => {
     expect(() => resolveConfig(['--history-retention', '12h'], {})).toThrow(/invalid --history-retention: must be 0 \(keep forever\) or a duration of at least 1d/);
   });
 
+  it('takes a promotion order of environment names, and none by default', () => {
+    expect(resolveConfig([], {}).environmentOrder).toEqual([]);
+    expect(resolveConfig(['--environment-order', 'dev, qa ,prod'], {}).environmentOrder).toEqual(['dev', 'qa', 'prod']);
+    expect(resolveConfig([], { KALYPSO_ENVIRONMENT_ORDER: 'qa,dev' }).environmentOrder).toEqual(['qa', 'dev']);
+    expect(resolveConfig(['--environment-order', 'prod'], { KALYPSO_ENVIRONMENT_ORDER: 'qa,dev' }).environmentOrder).toEqual(['prod']);
+    // An empty flag says "no explicit order" (and overrides the variable).
+    expect(resolveConfig(['--environment-order', ''], { KALYPSO_ENVIRONMENT_ORDER: 'qa,dev' }).environmentOrder).toEqual([]);
+    expect(resolveConfig(['--environment-order', 'e'.repeat(253)], {}).environmentOrder).toEqual(['e'.repeat(253)]);
+  });
+
+  it('stops on a bad promotion order, naming the setting', () => {
+    expect(() => resolveConfig(['--environment-order', 'dev,,prod'], {})).toThrow(
+      new ConfigError('invalid --environment-order: must be environment names separated by commas, none empty (got "dev,,prod")'),
+    );
+    expect(() => resolveConfig([], { KALYPSO_ENVIRONMENT_ORDER: 'dev,qa,' })).toThrow(/^invalid KALYPSO_ENVIRONMENT_ORDER: must be environment names separated by commas, none empty/);
+    expect(() => resolveConfig([], { KALYPSO_ENVIRONMENT_ORDER: 'dev, ,qa' })).toThrow(/^invalid KALYPSO_ENVIRONMENT_ORDER: .*none empty/);
+    expect(() => resolveConfig(['--environment-order', 'dev,qa, dev'], {})).toThrow(
+      new ConfigError('invalid --environment-order: environment "dev" is listed twice (got "dev,qa, dev")'),
+    );
+    expect(() => resolveConfig([], { KALYPSO_ENVIRONMENT_ORDER: `dev,${'e'.repeat(254)}` })).toThrow(
+      /^invalid KALYPSO_ENVIRONMENT_ORDER: environment names are at most 253 characters/,
+    );
+  });
+
   it('never echoes a secret in an error', () => {
     expect(() => resolveConfig([], { DATABASE_URL: 'http://user:s3cret@db' })).toThrow(/\(got \(hidden\)\)/);
   });
@@ -72,5 +96,6 @@ describe('resolveConfig', () => {
     const table = describeSettings();
     expect(table).toContain('`--database-url`');
     expect(table).toContain('`KALYPSO_EMBEDDED_PG_PASSWORD`');
+    expect(table).toContain('| `--environment-order` | `KALYPSO_ENVIRONMENT_ORDER` | `(none)` |');
   });
 });

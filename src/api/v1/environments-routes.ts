@@ -17,7 +17,11 @@ import { serialized } from './serialize.ts';
 const EnvironmentSchema = z
   .object({
     name: z.string(),
-    promotionRank: z.number().int().nullable(),
+    promotionRank: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'Its 1-based position in the configured promotion order (--environment-order); null when not listed there.' }),
     deploymentTargets: z.number().int(),
     hosts: z.number().int(),
     reconcilers: StatusCountsSchema,
@@ -42,6 +46,8 @@ const listEnvironments = createRoute({
   method: 'get',
   path: '/environments',
   summary: 'Environments in promotion order, with targets, hosts and reconcilers by status',
+  description:
+    'Promotion order: the environments named by --environment-order first, in that order; the others after them, in the order the hub first saw them.',
   responses: { ...jsonResponse(z.object({ items: z.array(EnvironmentSchema) }), 'Environments'), ...errorResponses },
 });
 

@@ -22,7 +22,7 @@ const HostSchema = z
     firstSeenAt: Timestamp,
     lastSeenAt: Timestamp,
     stale: z.boolean().openapi({ description: 'No report within the stale-after window: the host looks offline.' }),
-    environments: z.array(z.string()),
+    environments: z.array(z.string()).openapi({ description: 'The environments of its reconcilers’ targets, in promotion order.' }),
     reconcilers: StatusCountsSchema,
   })
   .openapi('Host');

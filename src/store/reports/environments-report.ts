@@ -5,22 +5,24 @@ import { countsFromRow, type ReportContext, type StatusCountRow, type StatusCoun
 
 export interface EnvironmentSummary {
   name: string;
+  /** 1-based position in the configured promotion order (--environment-order); null when not listed. */
   promotionRank: number | null;
   deploymentTargets: number;
   hosts: number;
   reconcilers: StatusCounts;
 }
 
-/** Promotion order: an explicit rank first, then the order environments first appeared in. */
-export const ENVIRONMENT_ORDER = sql`coalesce(e.promotion_rank, 2147483647), e.id`;
-
-/** The same order for rows of the deployment_target_named view (aliased `t`). */
-export const TARGET_ENVIRONMENT_ORDER = sql`coalesce(t.environment_rank, 2147483647), t.environment_id`;
+/**
+ * Promotion order for rows of the deployment_target_named view (aliased `t`). The rule itself —
+ * configured environments first, in the configured order, then the others in the order first seen
+ * — is defined once, in the environment_in_order view (schema/0009), which the reporting views use too.
+ */
+export const TARGET_ENVIRONMENT_ORDER = sql`t.environment_rank`;
 
 export async function environmentsReport(db: Kysely<HubDatabase>, context: ReportContext): Promise<EnvironmentSummary[]> {
   // A reconciler pulls exactly one endpoint, so an environment's reconcilers are those on its
   // (distinct) endpoints: aggregating deployment_state per endpoint counts each once.
-  const rows = await sql<{ name: string; promotion_rank: number | null; targets: number; hosts: number } & StatusCountRow>`
+  const rows = await sql<{ name: string; configured_rank: number | null; targets: number; hosts: number } & StatusCountRow>`
     WITH environment_endpoints AS (
       SELECT DISTINCT environment_id, manifests_endpoint_id FROM deployment_target
     ), per_endpoint AS (
@@ -39,17 +41,17 @@ export async function environmentsReport(db: Kysely<HubDatabase>, context: Repor
     ), per_environment_targets AS (
       SELECT environment_id, count(*)::int AS targets FROM deployment_target GROUP BY environment_id
     )
-    SELECT e.name, e.promotion_rank, coalesce(pt.targets, 0) AS targets,
+    SELECT e.name, e.configured_rank, coalesce(pt.targets, 0) AS targets,
            coalesce(ph.hosts, 0) AS hosts, coalesce(p.total, 0) AS total, coalesce(p.succeeded, 0) AS succeeded,
            coalesce(p.failed, 0) AS failed, coalesce(p.in_progress, 0) AS in_progress, coalesce(p.stale, 0) AS stale
-      FROM environment e
+      FROM environment_in_order e
       LEFT JOIN per_environment p ON p.environment_id = e.id
       LEFT JOIN per_environment_hosts ph ON ph.environment_id = e.id
       LEFT JOIN per_environment_targets pt ON pt.environment_id = e.id
-     ORDER BY ${ENVIRONMENT_ORDER}`.execute(db);
+     ORDER BY e.environment_rank`.execute(db);
   return rows.rows.map((row) => ({
     name: row.name,
-    promotionRank: row.promotion_rank,
+    promotionRank: row.configured_rank,
     deploymentTargets: row.targets,
     hosts: row.hosts,
     reconcilers: countsFromRow(row),

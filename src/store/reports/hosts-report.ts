@@ -66,11 +66,13 @@ export async function hostsReport(
         FROM deployment_state s WHERE s.host_id IN (SELECT id FROM page)
        GROUP BY s.host_id
     ), environments AS (
-      SELECT s.host_id, array_agg(DISTINCT t.environment) AS names
-        FROM deployment_state s
-        JOIN deployment_target_named t ON t.manifests_endpoint_id = s.manifests_endpoint_id
-       WHERE s.host_id IN (SELECT id FROM page)
-       GROUP BY s.host_id
+      -- In promotion order, as everywhere (DISTINCT first: array_agg(DISTINCT …) cannot order by another column).
+      SELECT host_id, array_agg(environment ORDER BY environment_rank) AS names
+        FROM (SELECT DISTINCT s.host_id, t.environment, t.environment_rank
+                FROM deployment_state s
+                JOIN deployment_target_named t ON t.manifests_endpoint_id = s.manifests_endpoint_id
+               WHERE s.host_id IN (SELECT id FROM page)) pairs
+       GROUP BY host_id
     )
     SELECT page.name, page.type, page.first_seen_at, page.last_seen_at, environments.names AS environments,
            coalesce(c.total, 0) AS total, coalesce(c.succeeded, 0) AS succeeded, coalesce(c.failed, 0) AS failed,
@@ -86,7 +88,7 @@ export async function hostsReport(
     firstSeenAt: row.first_seen_at,
     lastSeenAt: row.last_seen_at,
     stale: row.last_seen_at < cutoff,
-    environments: (row.environments ?? []).sort(),
+    environments: row.environments ?? [],
     reconcilers: countsFromRow(row),
   }));
   const nextCursor = rows.rows.length > filter.limit ? items[items.length - 1]!.name : null;

@@ -1,6 +1,7 @@
 // The environments matrix: workloads (grouped by workspace and application) down, environments in
-// promotion order across. Each cell: desired version, deployed versions, a status bar — and a mark
-// where it differs from the environment before it (the discrepancy report).
+// promotion order across (the order GET /environments answers in). Each cell: desired version,
+// deployed versions, a status bar — and a mark where it differs from the previous environment in
+// promotion order that has the target, as the discrepancy view (kalypso_environment_discrepancy) has it.
 import { type CompareCell, type CompareRow, type Environment, getJson } from '../api.ts';
 import { h, replaceContent } from '../dom.ts';
 import { shortCommit } from '../format.ts';
@@ -70,10 +71,13 @@ function matrix(environments: Environment[], rows: CompareRow[]): HTMLElement {
       group = rowGroup;
       body.push(h('tr', { class: 'group' }, h('th', { colspan: environments.length + 1, scope: 'colgroup' }, rowGroup)));
     }
-    let previous: CompareCell | null | undefined;
-    const cells = environments.map((environment, index) => {
+    // An environment without the target is skipped, not compared: dev 1.0, qa absent, prod 1.0 is
+    // no change (Grafana's matrix says the same).
+    let previous: CompareCell | undefined;
+    const cells = environments.map((environment) => {
       const cell = row.environments[environment.name] ?? null;
-      const differs = index > 0 && desiredVersion(cell) !== desiredVersion(previous);
+      if (cell === null) return matrixCell(row, environment.name, cell, false);
+      const differs = previous !== undefined && desiredVersion(cell) !== desiredVersion(previous);
       previous = cell;
       return matrixCell(row, environment.name, cell, differs);
     });
@@ -89,8 +93,8 @@ function matrix(environments: Environment[], rows: CompareRow[]): HTMLElement {
   return h('div', { class: 'matrix-scroll' }, h('table', { class: 'matrix' }, h('thead', {}, header), h('tbody', {}, body)));
 }
 
-function desiredVersion(cell: CompareCell | null | undefined): string {
-  return cell === null || cell === undefined ? '—' : (cell.desired?.version ?? '?');
+function desiredVersion(cell: CompareCell): string | null {
+  return cell.desired?.version ?? null;
 }
 
 function matrixCell(row: CompareRow, environment: string, cell: CompareCell | null, differs: boolean): HTMLElement {
