@@ -494,7 +494,8 @@ SELECT h.name AS host, h.type AS host_type, h.last_seen_at AS host_last_seen_at,
        dv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
        av.version AS applied_version, s.gitops_commit_id AS applied_commit,
        CASE WHEN s.last_seen_at < cfg.stale_before THEN 'stale' ELSE s.status::text END AS status,
-       s.status::text AS reported_status, s.status_message, s.observed_at AS status_since, s.last_seen_at
+       s.status::text AS reported_status, s.status_message, s.observed_at AS status_since, s.last_seen_at,
+       t.environment_order
   FROM deployment_state s
   CROSS JOIN kalypso_settings cfg
   JOIN host h ON h.id = s.host_id

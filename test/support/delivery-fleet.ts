@@ -199,7 +199,7 @@ export function deliveryRecord(event: DeliveryEvent): NormalizedRecord {
 
 /** Writes the fleet batch by batch, as the hub would, and brings the rollout table up to date. */
 export async function writeDeliveryFleet(db: Kysely<HubDatabase>): Promise<void> {
-  await publishHubSettings(db, { staleAfterMs: DELIVERY_STALE_AFTER_MS });
+  await publishHubSettings(db, { staleAfterMs: DELIVERY_STALE_AFTER_MS, environmentOrder: [] });
   const writer = new RecordWriter(db, createLogger('silent'), { retryAfterSeconds: 1 });
   for (const batch of DELIVERY_FLEET) await writer.write(batch.map(deliveryRecord));
   await refreshRollouts(db, { wait: true });
