@@ -1,0 +1,302 @@
+// The Kalypso promotion flow end to end, through the hub's real inputs and outputs: Flux on the
+// hub's cluster applies DeploymentDescriptors and moves its Kustomization's lastAppliedRevision on
+// every merge (the Kubernetes stand-in, the real client library), clusters report over OTLP (the
+// official SDK exporters) and as Reconciler resources, and a pipeline loop runs Check Promote with
+// the CLI (`kalypso-hub rollout --environment … --wait`), promoting only on exit 0. Three environments
+// in a configured order, three workloads, unrelated merges between promotions, a cluster that skips
+// a commit, a failing cluster, a silent one. Every commit is a random 40-hex id; every answer along
+// the way is checked: desired state, order, differences, drift, both gates (full and short commits),
+// delivery, and the Rollout view in Chromium.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import pg from 'pg';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHub } from '../../src/hub.ts';
+import { AZURE_RESOURCE_GRAPHS, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
+import { shortCommit } from '../../src/ui/app/format.ts';
+import { launchBrowser } from '../support/browser.ts';
+import { FakeKubeApiServer } from '../support/kube-apiserver.ts';
+import { Cluster, type ClusterChannel, DescriptorFlux, type FlowWorkload, GitOpsRepository, SimulatedClock } from '../support/promotion-flow.ts';
+import { randomName } from '../support/random-ids.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { startTestHub } from '../support/test-hub.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const CLI = path.resolve(import.meta.dirname, '../../src/cli/main.ts');
+// Promotion order; the names sort otherwise (dev, prod, qa), and the hub sees prod first.
+const [DEV, QA, PROD] = [randomName('dev'), randomName('qa'), randomName('prod')] as const;
+const ORDER = [DEV, QA, PROD];
+const WORKSPACE = randomName('ws');
+const [CART, WEB, PAY]: FlowWorkload[] = ['cart', 'web', 'pay'].map((name) => ({ workspace: WORKSPACE, application: 'shop', name: randomName(name) }));
+const WORKLOADS = [CART!, WEB!, PAY!];
+
+let api: FakeKubeApiServer;
+let testDb: TestDatabase;
+let hub: RunningHub;
+let clock: SimulatedClock;
+let repo: GitOpsRepository;
+let flux: DescriptorFlux;
+const clusters: Cluster[] = [];
+
+const inEnvironment = (environment: string) => clusters.filter((cluster) => cluster.environment === environment);
+const cluster = (name: string) => clusters.find((candidate) => candidate.name === name)!;
+
+async function get(pathAndQuery: string): Promise<any> {
+  const response = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1${pathAndQuery}`);
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${pathAndQuery}: ${response.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+function rollout(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, 'rollout', '--url', `http://127.0.0.1:${hub.ports.http}`, ...args]);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The hub has taken the branch's head as the desired commit of every target of the environment. */
+async function desiredHead(environment: string): Promise<void> {
+  const head = repo.head(environment);
+  await waitFor(async () => {
+    const { items } = await get(`/environments/${environment}/state`);
+    return items.length === WORKLOADS.length && items.every((item: any) => item.desired?.commit === head);
+  }, `desired commit ${head} in ${environment}`);
+}
+
+/** Every cluster of the environment that is not silent reports its last state, now. */
+async function heartbeat(): Promise<void> {
+  for (const each of clusters) await each.heartbeat();
+  await waitFor(async () => {
+    const host = await get(`/hosts/${cluster(`${QA}-a`).name}/state`);
+    return host.reconcilers.every((r: any) => new Date(r.lastSeenAt).getTime() >= clock.now().getTime() - 1_000);
+  }, 'the Reconciler resources’ heartbeat');
+}
+
+/** A merge to an environment's branch, applied by Flux on the hub and by every live cluster of it. */
+async function merge(environment: string, versions: readonly [FlowWorkload, string][] = [], appliedBy = inEnvironment(environment)): Promise<string> {
+  const commit = repo.merge(environment, versions);
+  clock.advance(20_000);
+  flux.reconcile(environment);
+  await desiredHead(environment);
+  clock.advance(10_000);
+  for (const each of appliedBy) await each.apply(commit);
+  return commit;
+}
+
+/** Check Promote for the environment's head: the CLI waits while the clusters apply it. */
+async function checkPromote(environment: string, versions: readonly [FlowWorkload, string][], options: { wait: string; commitAs?: 'short' }) {
+  const commit = repo.merge(environment, versions);
+  clock.advance(20_000);
+  flux.reconcile(environment);
+  await desiredHead(environment);
+  const asked = rollout(['--environment', environment, '--commit', options.commitAs === 'short' ? shortCommit(commit) : commit, '--wait', options.wait]);
+  clock.advance(10_000);
+  for (const each of inEnvironment(environment)) await each.apply(commit);
+  return { commit, result: await asked };
+}
+
+/** The pipeline: promote a version environment by environment, on to the next only on exit 0. */
+async function promote(workload: FlowWorkload, version: string): Promise<{ reached: string[]; stoppedAt?: { environment: string; code: number | null; stdout: string } }> {
+  const reached: string[] = [];
+  for (const environment of ORDER) {
+    const { result } = await checkPromote(environment, [[workload, version]], { wait: '20s', commitAs: reached.length % 2 === 0 ? undefined : 'short' });
+    if (result.code !== 0) return { reached, stoppedAt: { environment, code: result.code, stdout: result.stdout } };
+    reached.push(environment);
+    // Other teams' merges land between promotions: the branch moves, these versions do not.
+    await merge(environment);
+  }
+  return { reached };
+}
+
+beforeAll(async () => {
+  // Some 25 minutes pass in the scenario (a silent cluster must outlast stale-after), all of them
+  // before the real now: the hub caps a report's time at its receipt.
+  clock = new SimulatedClock(new Date(Date.now() - 45 * 60_000));
+  api = new FakeKubeApiServer([DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS]);
+  api.now = () => clock.now();
+  await api.start();
+  testDb = await createTestDatabase();
+  hub = await startTestHub(
+    testDb.url,
+    ['--kube', 'on', '--leader-election-namespace', 'kalypso-system', '--environment-order', ORDER.join(',')],
+    { kubeConfig: api.kubeConfig(), leaseDurationMs: 2_000, leaseRetryPeriodMs: 200, clock: () => clock.now() },
+  );
+  await hub.kube!.synced();
+  repo = new GitOpsRepository();
+  flux = new DescriptorFlux(api, clock, repo, WORKLOADS);
+  const context = { api, clock, repo, workloads: WORKLOADS, ports: hub.ports };
+  const fleet: [string, string, ClusterChannel][] = [
+    [`${DEV}-a`, DEV, 'grpc'],
+    [`${DEV}-b`, DEV, 'http-json'],
+    [`${QA}-a`, QA, 'reconciler-resource'],
+    [`${QA}-b`, QA, 'http-protobuf'],
+    [`${PROD}-a`, PROD, 'grpc'],
+    [`${PROD}-b`, PROD, 'http-json'],
+    [`${PROD}-c`, PROD, 'http-protobuf'],
+  ];
+  for (const [name, environment, channel] of fleet) clusters.push(new Cluster(name, environment, channel, context));
+  // Every environment starts on 1.0; the hub meets prod first.
+  for (const environment of [PROD, QA, DEV]) await merge(environment, WORKLOADS.map((workload) => [workload, '1.0'] as [FlowWorkload, string]));
+  await heartbeat();
+}, 120_000);
+
+afterAll(async () => {
+  await hub?.stop();
+  await api?.stop();
+  await testDb?.drop();
+});
+
+describe('the promotion flow', () => {
+  it('starts with every target on its branch head, in the configured order', async () => {
+    expect((await get('/environments')).items.map((environment: any) => environment.name)).toEqual(ORDER);
+    for (const environment of ORDER) {
+      const { items } = await get(`/environments/${environment}/state`);
+      for (const item of items) {
+        expect(item.desired).toMatchObject({ version: '1.0', commit: repo.head(environment) });
+        expect(item.deployed).toEqual([expect.objectContaining({ version: '1.0', commit: repo.head(environment), onDesired: true })]);
+      }
+    }
+  });
+
+  it('promotes a version through every environment, each Check Promote passing on full or short commits', async () => {
+    const outcome = await promote(CART!, '2.0');
+    expect(outcome).toEqual({ reached: ORDER });
+    for (const environment of ORDER) {
+      const { items } = await get(`/environments/${environment}/state`);
+      const cart = items.find((item: any) => item.workload === CART!.name);
+      // The desired commit followed the branch through the unrelated merge; the version did not move.
+      expect(cart.desired).toMatchObject({ version: '2.0', commit: repo.head(environment) });
+      expect(cart.deployed).toEqual([expect.objectContaining({ version: '2.0', onDesired: true })]);
+      expect((await get(`/drift?environment=${environment}`)).items).toEqual([]);
+    }
+  }, 120_000);
+
+  it('counts a cluster that skipped a commit as past it, by what another cluster witnessed', async () => {
+    const skipped = await merge(DEV, [], [cluster(`${DEV}-a`)]);
+    const next = await merge(DEV, [], [cluster(`${DEV}-a`), cluster(`${DEV}-b`)]);
+    const gate = await get(`/deployment-state?environment=${DEV}&commit=${skipped}`);
+    expect(gate).toMatchObject({ commit: skipped, total: 6, succeeded: 6, settled: true });
+    expect(gate.subscribers.filter((s: any) => s.host === `${DEV}-b`).map((s: any) => s.supersededBy)).toEqual([next, next, next]);
+    // The endpoint gate, asked with the 7-digit prefix a person would type, agrees.
+    const endpoint = encodeURIComponent(repo.endpoint(DEV, WEB!));
+    expect(await get(`/deployment-state?manifestsEndpoint=${endpoint}&commit=${skipped.slice(0, 7)}`)).toMatchObject({ commit: skipped, total: 2, succeeded: 2 });
+  });
+
+  it('stops at the environment where a cluster fails, with the same verdict in the gate and in Delivery', async () => {
+    cluster(`${PROD}-c`).failing.set(WEB!.name, '2.0');
+    const outcome = await promote(WEB!, '2.0');
+    expect(outcome.reached).toEqual([DEV, QA]);
+    expect(outcome.stoppedAt).toMatchObject({ environment: PROD, code: 1 });
+    expect(outcome.stoppedAt!.stdout).toMatch(new RegExp(`^${PROD}-c\\s+flux-system/${WEB!.name}\\s+failure`, 'm'));
+    const gate = await get(`/deployment-state?environment=${PROD}&commit=${repo.head(PROD)}`);
+    expect(gate).toMatchObject({ total: 9, succeeded: 8, failed: 1, settled: true });
+    const delivery = await get(`/metrics/delivery?environment=${PROD}&workload=${WEB!.name}&since=${new Date(0).toISOString()}`);
+    expect(delivery.recentRollouts[0]).toMatchObject({ version: '2.0', status: 'failed', current: true, subscribers: 3, succeeded: 2, failed: 1 });
+    const drift = (await get(`/drift?environment=${PROD}`)).items;
+    expect(drift.map((entry: any) => [entry.host, entry.workload, entry.reasons])).toEqual([[`${PROD}-c`, WEB!.name, ['failing']]]);
+  }, 120_000);
+
+  it('never promotes past a silent cluster: stale is never success', async () => {
+    cluster(`${QA}-b`).silent = true;
+    const dev = await checkPromote(DEV, [[PAY!, '2.0']], { wait: '20s' });
+    expect(dev.result.code).toBe(0);
+    const commit = repo.merge(QA, [[PAY!, '2.0']]);
+    clock.advance(20_000);
+    flux.reconcile(QA);
+    await desiredHead(QA);
+    // The CLI waits; meanwhile the other clusters apply and keep reporting, and qa-b stays silent
+    // past the stale-after (15 minutes).
+    const asked = rollout(['--environment', QA, '--commit', shortCommit(commit), '--wait', '4s']);
+    for (const each of inEnvironment(QA)) await each.apply(commit);
+    clock.advance(16 * 60_000);
+    await heartbeat();
+    const result = await asked;
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(new RegExp(`^${QA}-b\\s+flux-system/${PAY!.name}\\s+stale`, 'm'));
+    expect(result.stdout).toContain(`commit ${commit} in environment ${QA}: 3/6 succeeded, 0 failed, 0 in progress, 3 stale: not rolled out yet (timed out)`);
+    expect((await get(`/environments/${PROD}/state`)).items.find((item: any) => item.workload === PAY!.name).desired.version).toBe('1.0');
+    // qa-b is stale everywhere, and off the desired version only where the merge changed it.
+    const drift = (await get(`/drift?environment=${QA}`)).items;
+    const reasons = Object.fromEntries(drift.map((entry: any) => [`${entry.host} ${entry.workload}`, entry.reasons]));
+    expect(reasons).toEqual({
+      [`${QA}-b ${CART!.name}`]: ['stale'],
+      [`${QA}-b ${WEB!.name}`]: ['stale'],
+      [`${QA}-b ${PAY!.name}`]: ['not_on_desired_commit', 'stale'],
+    });
+  }, 120_000);
+
+  it('compares environments in promotion order, whichever order they are asked in', async () => {
+    const compare = await get(`/compare?environments=${PROD},${DEV},${QA}`);
+    expect(compare.environments).toEqual([PROD, DEV, QA]);
+    const row = (workload: FlowWorkload) => compare.items.find((item: any) => item.workload === workload.name);
+    const desired = (workload: FlowWorkload) => ORDER.map((environment) => row(workload).environments[environment].desired.version);
+    expect(desired(CART!)).toEqual(['2.0', '2.0', '2.0']);
+    expect(desired(WEB!)).toEqual(['2.0', '2.0', '2.0']);
+    expect(desired(PAY!)).toEqual(['2.0', '2.0', '1.0']);
+    expect([row(CART!).desiredDiffers, row(WEB!).desiredDiffers, row(PAY!).desiredDiffers]).toEqual([false, false, true]);
+
+    const client = new pg.Client({ connectionString: testDb.url });
+    await client.connect();
+    try {
+      await client.query('SET ROLE kalypso_reader');
+      const { rows } = await client.query(
+        `SELECT environment, previous_environment, differs_from_previous FROM kalypso_environment_discrepancy
+          WHERE workload = $1 ORDER BY environment_order`,
+        [PAY!.name],
+      );
+      expect(rows).toEqual([
+        { environment: DEV, previous_environment: null, differs_from_previous: false },
+        { environment: QA, previous_environment: DEV, differs_from_previous: false },
+        { environment: PROD, previous_environment: QA, differs_from_previous: true },
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('counts one rollout per new version, however often the branches moved', async () => {
+    const since = new Date(0).toISOString();
+    const delivery = await get(`/metrics/delivery?since=${since}&limit=100&fixWindow=0`);
+    const rollouts = delivery.recentRollouts.map((r: any) => `${r.environment} ${r.workload} ${r.version}`).sort();
+    const expected = [
+      ...ORDER.flatMap((environment) => WORKLOADS.map((workload) => `${environment} ${workload.name} 1.0`)),
+      ...ORDER.map((environment) => `${environment} ${CART!.name} 2.0`),
+      ...ORDER.map((environment) => `${environment} ${WEB!.name} 2.0`),
+      ...[DEV, QA].map((environment) => `${environment} ${PAY!.name} 2.0`),
+    ].sort();
+    expect(rollouts).toEqual(expected);
+    const merges = ORDER.reduce((sum, environment) => sum + repo.history.get(environment)!.length, 0);
+    expect(merges).toBeGreaterThan(expected.length / WORKLOADS.length);
+    // The one change failure is web 2.0 in prod (a failure report), not a merge that kept versions.
+    expect(delivery.changeFailureRate).toMatchObject({ failures: 1, withFailureReports: 1, supersededWithinFixWindow: 0 });
+  });
+});
+
+describe('the Rollout view', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    await browser.close();
+  });
+
+  it('takes an environment and a commit as the UI shows it, and names the full commit', async () => {
+    const page = await browser.newPage();
+    const head = repo.head(DEV);
+    await page.goto(`http://127.0.0.1:${hub.ports.http}/rollout?environment=${DEV}&commit=${shortCommit(head)}`);
+    await page.waitForSelector('.verdict');
+    expect(await page.locator('.verdict').textContent()).toMatch(/^Rolled out — 6\/6 succeeded/);
+    expect(await page.locator('.scope').textContent()).toContain(`Commit ${head}`);
+    expect(await page.locator('table.targets tbody tr').count()).toBe(WORKLOADS.length);
+    await page.close();
+  });
+});
