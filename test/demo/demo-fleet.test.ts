@@ -49,5 +49,15 @@ describe('demo fleet', () => {
     expect(rollout.inProgress).toBeGreaterThan(0);
     expect(rollout.succeeded).toBeGreaterThan(0);
     expect(rollout.settled).toBe(false);
+
+    // One verdict: prod checkout converged, then failed on the failing host. Delivery says so the
+    // way the gate does (it once said "succeeded · 10/10 · 1 failed" beside a gate's 9/10 FAILED).
+    const delivery = await api(`/metrics/delivery?environment=prod&workload=checkout&limit=1`);
+    const [checkout] = delivery.recentRollouts;
+    const gate = await api(`/deployment-state?environment=prod&commit=${checkout.commit.slice(0, 10)}`);
+    const checkoutGate = gate.targets.find((target: { workload: string }) => target.workload === 'checkout');
+    expect(checkout).toMatchObject({ status: 'failed', current: true, regressedOn: [fleet.scenario.failingHost] });
+    expect([checkout.subscribers, checkout.succeeded, checkout.failed]).toEqual([checkoutGate.total, checkoutGate.succeeded, checkoutGate.failed]);
+    expect(checkoutGate.failed).toBe(1);
   });
 });
