@@ -278,7 +278,7 @@ describe('the promotion flow', () => {
   });
 });
 
-describe('the Rollout view', () => {
+describe('the web UI', () => {
   let browser: Browser;
 
   beforeAll(async () => {
@@ -297,6 +297,25 @@ describe('the Rollout view', () => {
     expect(await page.locator('.verdict').textContent()).toMatch(/^Rolled out — 6\/6 succeeded/);
     expect(await page.locator('.scope').textContent()).toContain(`Commit ${head}`);
     expect(await page.locator('table.targets tbody tr').count()).toBe(WORKLOADS.length);
+    await page.close();
+  });
+
+  it('shows the matrix in promotion order, a commit that carries the desired version as on it', async () => {
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${hub.ports.http}/?workspace=${WORKSPACE}`);
+    await page.waitForSelector('table.matrix tbody tr[data-workload]');
+    expect(await page.$$eval('table.matrix thead th', (cells) => cells.slice(1).map((cell) => cell.textContent))).toEqual(ORDER);
+    const deployed = (workload: FlowWorkload, environment: string) =>
+      page.$$eval(`tr[data-workload="${workload.name}"] td[data-environment="${environment}"] .deployed li`, (items) =>
+        items.map((item) => [item.textContent, item.className]).sort(),
+      );
+    // dev's branch moved on after cart 2.0 (merges for nobody, a skipped commit): still cart 2.0, on it.
+    expect(await deployed(CART!, DEV)).toEqual([['2.0 ×2', 'on-desired']]);
+    // qa: pay 2.0 is desired; qa-b, silent, still runs 1.0.
+    expect(await deployed(PAY!, QA)).toEqual([
+      ['1.0 ×1', 'off-desired'],
+      ['2.0 ×1', 'on-desired'],
+    ]);
     await page.close();
   });
 });

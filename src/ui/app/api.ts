@@ -19,8 +19,11 @@ export interface Environment {
 }
 
 export interface DeployedVersion {
+  /** The version that runs at the commit (assigned with it, or carried across merges that kept it). */
   version: string | null;
   commit: string;
+  /** On the desired rollout: the desired commit, or another commit that runs the desired version. */
+  onDesired: boolean;
   reconcilers: StatusCounts;
 }
 

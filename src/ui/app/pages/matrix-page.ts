@@ -117,7 +117,8 @@ function matrixCell(row: CompareRow, environment: string, cell: CompareCell | nu
       cell.deployed.map((deployed) =>
         h(
           'li',
-          { class: deployed.commit === cell.desired?.commit ? 'on-desired' : 'off-desired' },
+          // A merge for another target moves the branch: a commit running the desired version is on it.
+          { class: deployed.onDesired ? 'on-desired' : 'off-desired', title: deployed.commit },
           deployed.version ?? shortCommit(deployed.commit),
           ` ×${deployed.reconcilers.total}`,
         ),
