@@ -35,28 +35,34 @@ export async function benchDeliveryRefresh(url: string, hub: BenchHub, environme
     const assignedAt = new Date();
     const commit = versionCommit(version);
     // What descriptors for every target of the environment would write (as the fleet generator does).
-    const assigned = await sql<{ n: number }>`
-      WITH added AS (
-        INSERT INTO workload_version (workload_id, version, build, build_time)
-        SELECT w.id, '1.' || ${version} || '.0', 'build-' || ${version}, ${assignedAt}::timestamptz - interval '30 minutes'
-          FROM workload w
-        ON CONFLICT (workload_id, version, build) DO UPDATE SET build_time = excluded.build_time
-        RETURNING id, workload_id
-      ), assignment AS (
-        INSERT INTO deployment_assignment (deployment_target_id, workload_version_id, gitops_commit_id, assigned_at)
-        SELECT t.id, added.id, ${commit}, ${assignedAt}
-          FROM deployment_target t
-          JOIN environment e ON e.id = t.environment_id AND e.name = ${environment}
-          JOIN added ON added.workload_id = t.workload_id
-        RETURNING id, deployment_target_id
-      ), moved AS (
-        UPDATE deployment_target t SET current_assignment_id = assignment.id FROM assignment WHERE t.id = assignment.deployment_target_id
-        RETURNING t.manifests_endpoint_id
-      ), queued AS (
-        ${queueRolloutRefresh(sql`SELECT manifests_endpoint_id, ${assignedAt}::timestamptz - interval '1 hour', 'infinity'::timestamptz FROM moved`)}
-      )
-      SELECT count(*)::int AS n FROM moved`.execute(db);
-    const rollouts = assigned.rows[0]!.n;
+    // One transaction, so that no refresh sees the assignments before they are adopted.
+    const rollouts = await db.transaction().execute(async (trx) => {
+      const assigned = await sql<{ n: number }>`
+        WITH added AS (
+          INSERT INTO workload_version (workload_id, version, build, build_time)
+          SELECT w.id, '1.' || ${version} || '.0', 'build-' || ${version}, ${assignedAt}::timestamptz - interval '30 minutes'
+            FROM workload w
+          ON CONFLICT (workload_id, version, build) DO UPDATE SET build_time = excluded.build_time
+          RETURNING id, workload_id
+        ), assignment AS (
+          INSERT INTO deployment_assignment (deployment_target_id, workload_version_id, gitops_commit_id, assigned_at)
+          SELECT t.id, added.id, ${commit}, ${assignedAt}
+            FROM deployment_target t
+            JOIN environment e ON e.id = t.environment_id AND e.name = ${environment}
+            JOIN added ON added.workload_id = t.workload_id
+          RETURNING id, deployment_target_id
+        ), moved AS (
+          UPDATE deployment_target t SET current_assignment_id = assignment.id FROM assignment WHERE t.id = assignment.deployment_target_id
+          RETURNING t.manifests_endpoint_id
+        ), queued AS (
+          ${queueRolloutRefresh(sql`SELECT manifests_endpoint_id, ${assignedAt}::timestamptz - interval '1 hour', 'infinity'::timestamptz FROM moved`)}
+        )
+        SELECT count(*)::int AS n FROM moved`.execute(trx);
+      // Written in bulk, not through the writer: rollouts, commit order and versions as the writer keeps them.
+      await sql`SELECT kalypso_adopt_assignments(array_agg(t.id)) FROM deployment_target t
+                 JOIN environment e ON e.id = t.environment_id AND e.name = ${environment}`.execute(trx);
+      return assigned.rows[0]!.n;
+    });
 
     const reconcilers = await sql<{ host: string; reconciler: string; endpoint: string }>`
       SELECT h.name AS host, r.name AS reconciler, me.endpoint

@@ -93,6 +93,8 @@ export async function generateFleet(db: Kysely<HubDatabase>, size: FleetSize, t0
   await sql`
     UPDATE deployment_target t SET current_assignment_id = (
       SELECT a.id FROM deployment_assignment a WHERE a.deployment_target_id = t.id ORDER BY a.assigned_at DESC LIMIT 1)`.execute(db);
+  // Written in bulk, not through the writer: rollouts, commit order and versions as the writer keeps them.
+  await sql`SELECT kalypso_adopt_assignments(array_agg(id)) FROM deployment_target`.execute(db);
 
   step(`${size.hosts} hosts with ${size.reconcilersPerHost} reconcilers each`);
   await sql`

@@ -49,21 +49,23 @@ CREATE TABLE target_commit (
 );
 CREATE INDEX target_commit_by_assignment ON target_commit (assignment_id);
 
--- An endpoint and the endpoints on the same branch: what one of them witnessed about the branch's
--- commits holds for all of them.
--- (Read-only, and run with the owner's rights so that the kalypso_* views built on them work for
--- kalypso_reader, which may read the views only.)
+-- An endpoint's peers: itself and the endpoints on the same branch. What one of them witnessed about
+-- the branch's commits holds for all of them. A relation, so that joins through it use the indexes.
+CREATE VIEW endpoint_peer AS
+SELECT e.id AS endpoint_id, e.id AS peer_id FROM manifests_endpoint e
+UNION ALL
+SELECT e.id, g.id FROM manifests_endpoint e JOIN manifests_endpoint g ON g.branch = e.branch AND g.id <> e.id;
+
+-- The same as an array. (Read-only, and run with the owner's rights — as the other functions the
+-- kalypso_* views call — so that they work for kalypso_reader, which may read the views only.)
 CREATE FUNCTION kalypso_endpoint_group(endpoint_id bigint) RETURNS bigint[]
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
-  SELECT coalesce(array_agg(g.id), ARRAY[endpoint_id])
-    FROM manifests_endpoint e
-    JOIN manifests_endpoint g ON g.id = e.id OR g.branch = e.branch
-   WHERE e.id = endpoint_id
+  SELECT coalesce(array_agg(p.peer_id), ARRAY[$1]) FROM endpoint_peer p WHERE p.endpoint_id = $1
 $$;
 
 -- Every commit witnessed to have come after `from_commit` on any of the endpoints.
 CREATE FUNCTION kalypso_commits_after(endpoint_ids bigint[], from_commit text) RETURNS SETOF text
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT ROWS 20 AS $$
   WITH RECURSIVE later(c) AS (
     SELECT s.to_commit FROM commit_succession s WHERE s.from_commit = $2 AND s.manifests_endpoint_id = ANY($1)
     UNION
@@ -94,7 +96,8 @@ BEGIN
         JOIN deployment_target dt ON dt.id = f.t
         JOIN target_commit src ON src.deployment_target_id = f.t AND src.gitops_commit_id = f.c
         JOIN deployment_assignment sa ON sa.id = src.assignment_id
-        JOIN commit_succession s ON s.from_commit = f.c AND s.manifests_endpoint_id = ANY(kalypso_endpoint_group(dt.manifests_endpoint_id))
+        JOIN endpoint_peer p ON p.endpoint_id = dt.manifests_endpoint_id
+        JOIN commit_succession s ON s.from_commit = f.c AND s.manifests_endpoint_id = p.peer_id
        ORDER BY f.t, s.to_commit, sa.assigned_at DESC, sa.id DESC
     ), written_rows AS (
       INSERT INTO target_commit AS tc (deployment_target_id, gitops_commit_id, assignment_id, carried)
@@ -151,9 +154,11 @@ BEGIN
   -- Every target on the branch that knows the version at the edge's start carries it across.
   SELECT coalesce(array_agg(tc.deployment_target_id), '{}'), coalesce(array_agg(tc.gitops_commit_id), '{}')
     INTO seeds_targets, seeds_commits
-    FROM (SELECT DISTINCT manifests_endpoint_id, from_commit FROM added) a
-    JOIN deployment_target dt ON dt.manifests_endpoint_id = ANY(kalypso_endpoint_group(a.manifests_endpoint_id))
-    JOIN target_commit tc ON tc.deployment_target_id = dt.id AND tc.gitops_commit_id = a.from_commit;
+    FROM (SELECT DISTINCT dt.id, a.from_commit
+            FROM (SELECT DISTINCT manifests_endpoint_id, from_commit FROM added) a
+            JOIN endpoint_peer p ON p.endpoint_id = a.manifests_endpoint_id
+            JOIN deployment_target dt ON dt.manifests_endpoint_id = p.peer_id) s
+    JOIN target_commit tc ON tc.deployment_target_id = s.id AND tc.gitops_commit_id = s.from_commit;
   RETURN kalypso_carry_forward(seeds_targets, seeds_commits);
 END $$;
 
@@ -379,17 +384,49 @@ REVOKE EXECUTE ON FUNCTION kalypso_commits_seen(bigint[], text[], timestamptz[],
 REVOKE EXECUTE ON FUNCTION kalypso_assignment_added(bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION kalypso_number_rollouts(bigint[]) FROM PUBLIC;
 
--- Backfill from what is stored: sightings and successions the history and the assignments witnessed,
--- rollouts numbered, every assignment's version at its commit and carried forward, the desired state
--- re-chosen by time alone, and every rollout computed again.
+-- For assignments written in bulk, not through kalypso_assignment_added (this migration's backfill,
+-- the benchmark fleets): what that function does for each, for all the targets' assignments at once.
+CREATE FUNCTION kalypso_adopt_assignments(target_ids bigint[]) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  seeds_targets bigint[];
+  seeds_commits text[];
+BEGIN
+  PERFORM kalypso_number_rollouts(target_ids);
+  INSERT INTO endpoint_commit AS ec (manifests_endpoint_id, gitops_commit_id, first_seen_at)
+  SELECT t.manifests_endpoint_id, a.gitops_commit_id, min(a.assigned_at)
+    FROM deployment_assignment a JOIN deployment_target t ON t.id = a.deployment_target_id
+   WHERE t.id = ANY(target_ids)
+   GROUP BY 1, 2
+  ON CONFLICT (manifests_endpoint_id, gitops_commit_id) DO UPDATE SET first_seen_at = excluded.first_seen_at
+   WHERE excluded.first_seen_at < ec.first_seen_at;
+  INSERT INTO commit_succession (manifests_endpoint_id, from_commit, to_commit, first_seen_at)
+  SELECT e, f, x, min(at) FROM (
+    SELECT t.manifests_endpoint_id, lag(a.gitops_commit_id) OVER w, a.gitops_commit_id, a.assigned_at
+      FROM deployment_assignment a JOIN deployment_target t ON t.id = a.deployment_target_id
+     WHERE t.id = ANY(target_ids)
+    WINDOW w AS (PARTITION BY a.deployment_target_id ORDER BY a.assigned_at, a.id)
+  ) s(e, f, x, at)
+   WHERE f IS NOT NULL AND f <> x
+   GROUP BY e, f, x
+  ON CONFLICT DO NOTHING;
+  INSERT INTO target_commit AS tc (deployment_target_id, gitops_commit_id, assignment_id, carried)
+  SELECT deployment_target_id, gitops_commit_id, id, false FROM deployment_assignment WHERE deployment_target_id = ANY(target_ids)
+  ON CONFLICT (deployment_target_id, gitops_commit_id) DO UPDATE SET assignment_id = excluded.assignment_id, carried = false;
+  SELECT coalesce(array_agg(deployment_target_id), '{}'), coalesce(array_agg(gitops_commit_id), '{}') INTO seeds_targets, seeds_commits
+    FROM target_commit WHERE deployment_target_id = ANY(target_ids) AND NOT carried;
+  RETURN kalypso_carry_forward(seeds_targets, seeds_commits);
+END $$;
+REVOKE EXECUTE ON FUNCTION kalypso_adopt_assignments(bigint[]) FROM PUBLIC;
+
+-- Backfill from what is stored: sightings and successions the history witnessed, then the
+-- assignments adopted (rollouts numbered, their order witnessed, each version at its commit and
+-- carried forward), the desired state re-chosen by time alone, and every rollout computed again.
 INSERT INTO endpoint_commit (manifests_endpoint_id, gitops_commit_id, first_seen_at)
 SELECT e, c, min(at) FROM (
   SELECT manifests_endpoint_id, gitops_commit_id, observed_at FROM deployment_state_history
   UNION ALL
   SELECT manifests_endpoint_id, gitops_commit_id, observed_at FROM deployment_state
-  UNION ALL
-  SELECT t.manifests_endpoint_id, a.gitops_commit_id, a.assigned_at
-    FROM deployment_assignment a JOIN deployment_target t ON t.id = a.deployment_target_id
 ) x(e, c, at)
 GROUP BY e, c;
 
@@ -399,20 +436,11 @@ SELECT e, f, t, min(at) FROM (
          lag(manifests_endpoint_id) OVER w, lag(observed_at) OVER w
     FROM deployment_state_history
   WINDOW w AS (PARTITION BY reconciler_id ORDER BY observed_at, id)
-  UNION ALL
-  SELECT t.manifests_endpoint_id, lag(a.gitops_commit_id) OVER w, a.gitops_commit_id, a.assigned_at,
-         t.manifests_endpoint_id, lag(a.assigned_at) OVER w
-    FROM deployment_assignment a JOIN deployment_target t ON t.id = a.deployment_target_id
-  WINDOW w AS (PARTITION BY a.deployment_target_id ORDER BY a.assigned_at, a.id)
 ) x(e, f, t, at, previous_endpoint, previous_at)
 WHERE f IS NOT NULL AND f <> t AND previous_endpoint = e AND previous_at < at
 GROUP BY e, f, t;
 
-SELECT kalypso_number_rollouts(array_agg(id)) FROM deployment_target;
-
-INSERT INTO target_commit (deployment_target_id, gitops_commit_id, assignment_id, carried)
-SELECT deployment_target_id, gitops_commit_id, id, false FROM deployment_assignment;
-SELECT kalypso_carry_forward(array_agg(deployment_target_id), array_agg(gitops_commit_id)) FROM target_commit;
+SELECT kalypso_adopt_assignments(array_agg(id)) FROM deployment_target;
 
 UPDATE deployment_target t SET current_assignment_id = (
   SELECT a.id FROM deployment_assignment a WHERE a.deployment_target_id = t.id ORDER BY a.assigned_at DESC, a.id DESC LIMIT 1)
@@ -431,7 +459,9 @@ SELECT kalypso_refresh_rollouts(array_agg(id), array_agg('-infinity'::timestampt
 CREATE FUNCTION kalypso_gate(endpoint_id bigint, gate_commit text, stale_before timestamptz)
 RETURNS TABLE (reconciler_id bigint, host_id bigint, applied_commit text, status text, reported_status text,
                status_message text, observed_at timestamptz, last_seen_at timestamptz, moved_past boolean)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+-- ROWS: an endpoint's reconcilers are tens, not the thousand the planner assumes (it would join the
+-- names by scanning every reconciler and host).
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT ROWS 50 AS $$
   WITH later AS MATERIALIZED (
     SELECT kalypso_commits_after(kalypso_endpoint_group($1), $2) AS c
   )
@@ -591,62 +621,89 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
       FROM rollout o
       JOIN deployment_target t ON t.id = o.deployment_target_id
      WHERE o.superseded_at IS NULL AND ($2 IS NULL OR o.deployment_target_id = ANY($2))
+  ), per_commit AS (
+    -- The reconcilers per endpoint, commit and status first (thousands of rows → hundreds).
+    SELECT s.manifests_endpoint_id, s.gitops_commit_id, s.status, s.last_seen_at < $1 AS is_stale, count(*)::int AS n
+      FROM deployment_state s
+     WHERE s.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM current_rollout)
+     GROUP BY 1, 2, 3, 4
   ), judged AS (
-    SELECT c.assignment_id, s.host_id,
-           CASE WHEN s.last_seen_at < $1 THEN 'stale'
-                WHEN a.rollout_id = c.assignment_id THEN s.status::text
-                ELSE 'in_progress' END AS status
+    SELECT c.assignment_id, p.n,
+           CASE WHEN p.is_stale THEN 'stale' WHEN a.rollout_id = c.assignment_id THEN p.status::text ELSE 'in_progress' END AS status
       FROM current_rollout c
-      JOIN deployment_state s ON s.manifests_endpoint_id = c.manifests_endpoint_id
-      LEFT JOIN target_commit tc ON tc.deployment_target_id = c.deployment_target_id AND tc.gitops_commit_id = s.gitops_commit_id
+      JOIN per_commit p ON p.manifests_endpoint_id = c.manifests_endpoint_id
+      LEFT JOIN target_commit tc ON tc.deployment_target_id = c.deployment_target_id AND tc.gitops_commit_id = p.gitops_commit_id
       LEFT JOIN deployment_assignment a ON a.id = tc.assignment_id
   ), counted AS (
-    SELECT c.assignment_id, c.converged_at, c.ever_subscribed,
-           count(j.status)::int AS subscribers,
-           count(*) FILTER (WHERE j.status = 'success')::int AS succeeded,
-           count(*) FILTER (WHERE j.status = 'failure')::int AS failed,
-           count(*) FILTER (WHERE j.status = 'in_progress')::int AS in_progress,
-           count(*) FILTER (WHERE j.status = 'stale')::int AS stale,
-           array_agg(DISTINCT h.name ORDER BY h.name) FILTER (WHERE j.status <> 'success') AS not_succeeding
+    SELECT c.assignment_id, c.deployment_target_id, c.manifests_endpoint_id, c.converged_at, c.ever_subscribed,
+           coalesce(sum(j.n), 0)::int AS subscribers,
+           coalesce(sum(j.n) FILTER (WHERE j.status = 'success'), 0)::int AS succeeded,
+           coalesce(sum(j.n) FILTER (WHERE j.status = 'failure'), 0)::int AS failed,
+           coalesce(sum(j.n) FILTER (WHERE j.status = 'in_progress'), 0)::int AS in_progress,
+           coalesce(sum(j.n) FILTER (WHERE j.status = 'stale'), 0)::int AS stale
       FROM current_rollout c
       LEFT JOIN judged j USING (assignment_id)
-      LEFT JOIN host h ON h.id = j.host_id
-     GROUP BY c.assignment_id, c.converged_at, c.ever_subscribed
+     GROUP BY c.assignment_id, c.deployment_target_id, c.manifests_endpoint_id, c.converged_at, c.ever_subscribed
+  ), regressed AS (
+    -- Named only where it matters: converged rollouts that do not succeed everywhere now.
+    SELECT k.assignment_id, array_agg(DISTINCT h.name ORDER BY h.name) AS hosts
+      FROM counted k
+      JOIN deployment_state s ON s.manifests_endpoint_id = k.manifests_endpoint_id
+      JOIN host h ON h.id = s.host_id
+      LEFT JOIN target_commit tc ON tc.deployment_target_id = k.deployment_target_id AND tc.gitops_commit_id = s.gitops_commit_id
+      LEFT JOIN deployment_assignment a ON a.id = tc.assignment_id
+     WHERE k.converged_at IS NOT NULL AND k.succeeded < k.subscribers
+       AND NOT (s.last_seen_at >= $1 AND s.status = 'success' AND coalesce(a.rollout_id = k.assignment_id, false))
+     GROUP BY k.assignment_id
   )
   -- Subscribers that all left (removed) leave it waiting, as the gate: not settled, not failed.
-  SELECT assignment_id, subscribers, succeeded, failed, in_progress, stale,
-         CASE WHEN subscribers = 0 THEN CASE WHEN ever_subscribed = 0 THEN 'no_subscribers' ELSE 'in_progress' END
-              WHEN failed > 0 THEN 'failed'
-              WHEN succeeded = subscribers THEN 'succeeded'
+  SELECT k.assignment_id, k.subscribers, k.succeeded, k.failed, k.in_progress, k.stale,
+         CASE WHEN k.subscribers = 0 THEN CASE WHEN k.ever_subscribed = 0 THEN 'no_subscribers' ELSE 'in_progress' END
+              WHEN k.failed > 0 THEN 'failed'
+              WHEN k.succeeded = k.subscribers THEN 'succeeded'
               ELSE 'in_progress' END,
-         CASE WHEN converged_at IS NOT NULL THEN coalesce(not_succeeding, '{}') ELSE '{}' END
-    FROM counted
+         coalesce(r.hosts, '{}')
+    FROM counted k
+    LEFT JOIN regressed r USING (assignment_id)
 $$;
+-- The current rollouts, found without reading the superseded ones.
+CREATE INDEX rollout_current ON rollout (deployment_target_id) WHERE superseded_at IS NULL;
 
--- Delivery's rollouts with the same verdict as the API: a current rollout's status and subscriber
--- counts judged now (kalypso_current_rollouts), a superseded one's from its history.
-CREATE OR REPLACE VIEW kalypso_delivery_rollout AS
+-- Each rollout named, with its history's verdict: what the API lists (it judges the current ones
+-- itself, once per request) and what kalypso_delivery_rollout adds the current verdicts to.
+CREATE VIEW rollout_named AS
 SELECT o.assignment_id AS rollout_id, t.environment, t.environment_order, t.workspace, t.application, t.workload,
        t.deployment_target, me.endpoint AS manifests_endpoint, v.version, v.build, o.gitops_commit_id AS commit_id,
-       o.build_time, o.assigned_at, o.assigned_day, o.superseded_at,
-       coalesce(live.subscribers, o.subscribers) AS subscribers,
-       coalesce(live.succeeded, o.succeeded) AS subscribers_succeeded, coalesce(live.failed, o.failed) AS subscribers_failed,
-       coalesce(live.status, o.status) AS status,
+       o.build_time, o.assigned_at, o.assigned_day, o.superseded_at, o.subscribers,
+       o.succeeded AS subscribers_succeeded, o.failed AS subscribers_failed, o.status,
        o.converged_at IS NOT NULL AS converged, o.first_failure_at IS NOT NULL AS had_failure,
        o.first_success_at, o.converged_50_at, o.converged_90_at, o.converged_at, o.first_failure_at, o.restored_at,
        o.lead_time_first_host_seconds, o.lead_time_last_host_seconds, o.convergence_50_seconds, o.convergence_90_seconds,
        o.convergence_100_seconds, o.superseded_after_seconds, o.restore_seconds,
        ARRAY(SELECT h.name FROM rollout_laggard l JOIN host h ON h.id = l.host_id
               WHERE l.assignment_id = o.assignment_id ORDER BY l.position) AS lagging_hosts,
-       o.superseded_at IS NULL AS current,
-       coalesce(live.regressed_on, '{}') AS regressed_on
+       o.superseded_at IS NULL AS current
   FROM rollout o
   JOIN kalypso_deployment_target t ON t.id = o.deployment_target_id
   JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
   JOIN deployment_assignment a ON a.id = o.assignment_id
-  JOIN workload_version v ON v.id = a.workload_version_id
-  CROSS JOIN kalypso_settings cfg
-  LEFT JOIN LATERAL (
-    SELECT c.* FROM kalypso_current_rollouts(cfg.stale_before, ARRAY[o.deployment_target_id]) c
-     WHERE o.superseded_at IS NULL AND c.assignment_id = o.assignment_id
-  ) live ON true;
+  JOIN workload_version v ON v.id = a.workload_version_id;
+
+-- Delivery's rollouts with the same verdict as the API: a current rollout's status and subscriber
+-- counts judged now (kalypso_current_rollouts, every current rollout at once), a superseded one's
+-- from its history.
+CREATE OR REPLACE VIEW kalypso_delivery_rollout AS
+SELECT n.rollout_id, n.environment, n.environment_order, n.workspace, n.application, n.workload,
+       n.deployment_target, n.manifests_endpoint, n.version, n.build, n.commit_id,
+       n.build_time, n.assigned_at, n.assigned_day, n.superseded_at,
+       coalesce(live.subscribers, n.subscribers) AS subscribers,
+       coalesce(live.succeeded, n.subscribers_succeeded) AS subscribers_succeeded,
+       coalesce(live.failed, n.subscribers_failed) AS subscribers_failed,
+       coalesce(live.status, n.status) AS status,
+       n.converged, n.had_failure,
+       n.first_success_at, n.converged_50_at, n.converged_90_at, n.converged_at, n.first_failure_at, n.restored_at,
+       n.lead_time_first_host_seconds, n.lead_time_last_host_seconds, n.convergence_50_seconds, n.convergence_90_seconds,
+       n.convergence_100_seconds, n.superseded_after_seconds, n.restore_seconds, n.lagging_hosts,
+       n.current, coalesce(live.regressed_on, '{}') AS regressed_on
+  FROM rollout_named n
+  LEFT JOIN kalypso_current_rollouts((SELECT stale_before FROM kalypso_settings), NULL) live ON live.assignment_id = n.rollout_id;

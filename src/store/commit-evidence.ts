@@ -2,6 +2,7 @@
 // commits appeared on which endpoint (sightings: what short commits are resolved among), and which
 // commit a reconciler moved to from which (successions: the only commit order the hub trusts, since
 // it cannot read Git and commit ids do not sort). Pure; the writer stores both (schema/0010).
+import { BoundedCache } from './bounded-cache.ts';
 import type { CurrentState, StateReport } from './state-transitions.ts';
 
 export interface CommitSighting {
@@ -65,3 +66,36 @@ export function commitEvidence(
   }
   return { sightings, successions };
 }
+
+/**
+ * The evidence this hub has already committed. After a merge, thousands of reconcilers report the
+ * same step within minutes; writing it again costs each batch a wait on the one row all of them
+ * insert, until the first of them commits. A fact is remembered only once its transaction
+ * committed, so a failed batch leaves it to be written by the next one.
+ */
+export class RecordedEvidence {
+  readonly #facts: BoundedCache<string, true>;
+
+  constructor(capacity = 100_000) {
+    this.#facts = new BoundedCache(capacity);
+  }
+
+  unrecorded(evidence: CommitEvidence): CommitEvidence {
+    return {
+      sightings: evidence.sightings.filter((s) => this.#facts.get(sightingKey(s)) === undefined),
+      successions: evidence.successions.filter((s) => this.#facts.get(successionKey(s)) === undefined),
+    };
+  }
+
+  remember(evidence: CommitEvidence): void {
+    for (const sighting of evidence.sightings) this.#facts.set(sightingKey(sighting), true);
+    for (const succession of evidence.successions) this.#facts.set(successionKey(succession), true);
+  }
+
+  clear(): void {
+    this.#facts.clear();
+  }
+}
+
+const sightingKey = (s: CommitSighting): string => `s\u0000${s.endpointId}\u0000${s.commitId}`;
+const successionKey = (s: CommitSuccession): string => `e\u0000${s.endpointId}\u0000${s.from}\u0000${s.to}`;

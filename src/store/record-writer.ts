@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger.ts';
 import type { RecordSink, WriteSummary } from '../sources/source.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { BoundedCache } from './bounded-cache.ts';
+import { RecordedEvidence } from './commit-evidence.ts';
 import { DimensionIds, type DimensionRow } from './dimension-ids.ts';
 import { recordBranches } from './endpoint-branches.ts';
 import type { StateChanges } from './state-changes.ts';
@@ -34,6 +35,7 @@ export class RecordWriter implements RecordSink {
   readonly #ids: DimensionIds;
   /** Endpoint branches already written, so that each costs one statement per hub, not per batch. */
   readonly #branches = new BoundedCache<string, true>(100_000);
+  readonly #evidence = new RecordedEvidence();
   readonly #log: Logger;
   readonly #options: RecordWriterOptions;
 
@@ -65,6 +67,7 @@ export class RecordWriter implements RecordSink {
           this.#log.warn({ err: (error as Error).message }, 'a cached row id no longer exists in the database; looking ids up again');
           this.#ids.clear();
           this.#branches.clear();
+          this.#evidence.clear();
         }
       }
     } catch (error) {
@@ -100,18 +103,22 @@ export class RecordWriter implements RecordSink {
     );
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const summary = await this.#db.transaction().execute(async (trx) => {
+        const { summary, evidence } = await this.#db.transaction().execute(async (trx) => {
           const desired = await writeDesiredState(trx, descriptors);
-          const real = await writeRealState(trx, reports, receivedAt);
+          const real = await writeRealState(trx, reports, receivedAt, this.#evidence);
           const removed = await writeRemovals(trx, removals);
           return {
-            realStates: realStates.length,
-            desiredStates: desiredStates.length,
-            transitions: real.transitions,
-            assignments: desired.assignments,
-            removed,
+            summary: {
+              realStates: realStates.length,
+              desiredStates: desiredStates.length,
+              transitions: real.transitions,
+              assignments: desired.assignments,
+              removed,
+            },
+            evidence: real.evidence,
           };
         });
+        this.#evidence.remember(evidence);
         this.#options.stateChanges?.notify([
           ...realStates.map((record) => record.manifests.endpoint),
           ...desiredStates.map((record) => record.deploymentTarget.manifests.endpoint),

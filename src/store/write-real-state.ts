@@ -5,7 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DeploymentStatus } from '../model/deployment-records.ts';
 import type { HubDatabase } from './database-schema.ts';
-import { type CommitEvidence, commitEvidence } from './commit-evidence.ts';
+import { type CommitEvidence, commitEvidence, type RecordedEvidence } from './commit-evidence.ts';
 import { queueRolloutRefresh } from './rollout-refresh.ts';
 import {
   type CurrentState,
@@ -26,6 +26,8 @@ export interface ResolvedStateReport extends StateReport {
 export interface RealStateWriteSummary {
   readonly transitions: number;
   readonly late: number;
+  /** The commit evidence written: for the caller to remember once the transaction committed. */
+  readonly evidence: CommitEvidence;
 }
 
 interface LockedReconciler {
@@ -46,8 +48,9 @@ export async function writeRealState(
   trx: Kysely<HubDatabase>,
   reports: readonly ResolvedStateReport[],
   receivedAt: Date,
+  recorded?: RecordedEvidence,
 ): Promise<RealStateWriteSummary> {
-  if (reports.length === 0) return { transitions: 0, late: 0 };
+  if (reports.length === 0) return { transitions: 0, late: 0, evidence: { sightings: [], successions: [] } };
   const reconcilerIds = [...new Set(reports.map((report) => report.reconcilerId))].sort((a, b) => a - b);
 
   // Lock first, read after: under READ COMMITTED a statement that waited for a lock still sees
@@ -76,7 +79,6 @@ export async function writeRealState(
   const lateKept = plan.late.length === 0 ? [] : keepLateReports(plan.late, await latePredecessors(trx, plan.late));
   const history = [...plan.history, ...lateKept];
   const inserted = await insertHistory(trx, history, receivedAt);
-  await recordCommitEvidence(trx, commitEvidence(stored, plan.history, lateKept));
   const hostOf = new Map(reports.map((report) => [report.reconcilerId, report.hostId]));
   await writeCurrentStates(trx, plan.current, stored, hostOf, receivedAt);
   const confirmedOnly = reconcilerIds.filter((id) => !plan.current.has(id) && stored.has(id));
@@ -86,7 +88,12 @@ export async function writeRealState(
   }
   await updateReconcilers(trx, locked.rows, reports, stored);
   await updateHosts(trx, reports, receivedAt);
-  return { transitions: inserted, late: plan.late.length };
+  // Last: concurrent batches after the same merge write the same new sightings and successions,
+  // and wait for each other's row there until commit — the shorter that is, the better.
+  const found = commitEvidence(stored, plan.history, lateKept);
+  const evidence = recorded === undefined ? found : recorded.unrecorded(found);
+  await recordCommitEvidence(trx, evidence);
+  return { transitions: inserted, late: plan.late.length, evidence };
 }
 
 async function latePredecessors(

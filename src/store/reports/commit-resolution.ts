@@ -20,8 +20,8 @@ export async function resolveCommit(db: Kysely<HubDatabase>, scope: CommitScope,
   if (FULL.test(commit) || !HEX.test(commit)) return { ok: true, commit };
   const endpoints =
     'endpoint' in scope
-      ? sql`SELECT unnest(kalypso_endpoint_group(e.id)) FROM manifests_endpoint e WHERE e.endpoint = ${scope.endpoint}`
-      : sql`SELECT DISTINCT unnest(kalypso_endpoint_group(t.manifests_endpoint_id)) FROM deployment_target_named t
+      ? sql`SELECT p.peer_id FROM manifests_endpoint e JOIN endpoint_peer p ON p.endpoint_id = e.id WHERE e.endpoint = ${scope.endpoint}`
+      : sql`SELECT p.peer_id FROM deployment_target_named t JOIN endpoint_peer p ON p.endpoint_id = t.manifests_endpoint_id
              WHERE t.environment = ${scope.environment}`;
   // A sender that reports short ids (some do) is matched exactly before anything is taken for a prefix.
   const found = await sql<{ commit: string }>`

@@ -58,8 +58,9 @@ export async function environmentGateReport(
        WHERE t.environment = ${environment}
     ), endpoints AS (
       SELECT e.id,
-             EXISTS (SELECT 1 FROM endpoint_commit ec
-                      WHERE ec.gitops_commit_id = ${commit} AND ec.manifests_endpoint_id = ANY(kalypso_endpoint_group(e.id))) AS carried
+             EXISTS (SELECT 1 FROM endpoint_peer p
+                       JOIN endpoint_commit ec ON ec.manifests_endpoint_id = p.peer_id AND ec.gitops_commit_id = ${commit}
+                      WHERE p.endpoint_id = e.id) AS carried
         FROM (SELECT DISTINCT endpoint_id AS id FROM targets) e
     )
     SELECT t.workspace, t.application, t.workload, t.name, t.endpoint_id, me.endpoint, v.version, a.gitops_commit_id AS commit,
