@@ -33,8 +33,9 @@ CREATE TABLE commit_succession (
   from_commit           text NOT NULL,
   to_commit             text NOT NULL,
   first_seen_at         timestamptz NOT NULL,
-  -- Walked forward from a commit: commit ids are unique enough that the commit leads.
-  PRIMARY KEY (from_commit, to_commit, manifests_endpoint_id)
+  -- Walked forward from a commit on given endpoints. The endpoint leads: one commit is on every
+  -- endpoint of its branch (hundreds), and a walk must not read them all to find its own.
+  PRIMARY KEY (manifests_endpoint_id, from_commit, to_commit)
 );
 
 ALTER TABLE deployment_assignment ADD COLUMN rollout_id bigint REFERENCES deployment_assignment;
@@ -48,6 +49,9 @@ CREATE TABLE target_commit (
   PRIMARY KEY (deployment_target_id, gitops_commit_id)
 );
 CREATE INDEX target_commit_by_assignment ON target_commit (assignment_id);
+
+-- (Large id arrays are joined as sets — `IN (SELECT unnest(…))` — not tested with `= ANY(…)`, which
+-- compares every row with every element: minutes at fleet L.)
 
 -- An endpoint's peers: itself and the endpoints on the same branch. What one of them witnessed about
 -- the branch's commits holds for all of them. A relation, so that joins through it use the indexes.
@@ -96,8 +100,14 @@ BEGIN
         JOIN deployment_target dt ON dt.id = f.t
         JOIN target_commit src ON src.deployment_target_id = f.t AND src.gitops_commit_id = f.c
         JOIN deployment_assignment sa ON sa.id = src.assignment_id
-        JOIN endpoint_peer p ON p.endpoint_id = dt.manifests_endpoint_id
-        JOIN commit_succession s ON s.from_commit = f.c AND s.manifests_endpoint_id = p.peer_id
+        -- Per row, by index (endpoint, commit): a commit is on every endpoint of its branch, and a
+        -- join on the commit alone would pair each row with all of them.
+        CROSS JOIN LATERAL (
+          SELECT DISTINCT s.to_commit
+            FROM endpoint_peer p
+            JOIN commit_succession s ON s.manifests_endpoint_id = p.peer_id AND s.from_commit = f.c
+           WHERE p.endpoint_id = dt.manifests_endpoint_id
+        ) s
        ORDER BY f.t, s.to_commit, sa.assigned_at DESC, sa.id DESC
     ), written_rows AS (
       INSERT INTO target_commit AS tc (deployment_target_id, gitops_commit_id, assignment_id, carried)
@@ -147,7 +157,7 @@ BEGIN
   WITH added AS (
     INSERT INTO commit_succession (manifests_endpoint_id, from_commit, to_commit, first_seen_at)
     SELECT e, f, t, min(at) FROM unnest(edge_endpoints, edge_from, edge_to, edge_times) AS x(e, f, t, at)
-     WHERE f <> t GROUP BY e, f, t ORDER BY f, t, e
+     WHERE f <> t GROUP BY e, f, t ORDER BY e, f, t
     ON CONFLICT DO NOTHING
     RETURNING manifests_endpoint_id, from_commit
   )
@@ -170,7 +180,7 @@ LANGUAGE sql AS $$
            lag(z.workload_version_id) OVER (PARTITION BY z.deployment_target_id ORDER BY z.assigned_at, z.id)
              IS DISTINCT FROM z.workload_version_id AS starts
       FROM deployment_assignment z
-     WHERE z.deployment_target_id = ANY(target_ids)
+     WHERE z.deployment_target_id IN (SELECT unnest(target_ids))
   ), runs AS (
     SELECT o.*, count(*) FILTER (WHERE o.starts) OVER (PARTITION BY o.deployment_target_id ORDER BY o.assigned_at, o.id) AS run
       FROM ordered o
@@ -243,7 +253,7 @@ BEGIN
   WITH gone AS (
     DELETE FROM rollout o
      USING deployment_target t, deployment_assignment a
-     WHERE t.id = o.deployment_target_id AND t.manifests_endpoint_id = ANY(endpoint_ids)
+     WHERE t.id = o.deployment_target_id AND t.manifests_endpoint_id IN (SELECT unnest(endpoint_ids))
        AND a.id = o.assignment_id AND a.rollout_id IS DISTINCT FROM a.id
     RETURNING o.assignment_id
   ), gone_laggards AS (
@@ -368,13 +378,13 @@ BEGIN
                  AND o.converged_at >= f.first_failure_at) AS restored_at
         FROM rollout f
         JOIN deployment_target t ON t.id = f.deployment_target_id
-       WHERE t.manifests_endpoint_id = ANY(endpoint_ids)
+       WHERE t.manifests_endpoint_id IN (SELECT unnest(endpoint_ids))
          AND f.first_failure_at IS NOT NULL
     ) x
    WHERE f.assignment_id = x.assignment_id AND f.restored_at IS DISTINCT FROM x.restored_at;
   UPDATE rollout f SET restored_at = NULL
     FROM deployment_target t
-   WHERE t.id = f.deployment_target_id AND t.manifests_endpoint_id = ANY(endpoint_ids)
+   WHERE t.id = f.deployment_target_id AND t.manifests_endpoint_id IN (SELECT unnest(endpoint_ids))
      AND f.first_failure_at IS NULL AND f.restored_at IS NOT NULL;
   RETURN refreshed + removed;
 END $$;
@@ -396,7 +406,7 @@ BEGIN
   INSERT INTO endpoint_commit AS ec (manifests_endpoint_id, gitops_commit_id, first_seen_at)
   SELECT t.manifests_endpoint_id, a.gitops_commit_id, min(a.assigned_at)
     FROM deployment_assignment a JOIN deployment_target t ON t.id = a.deployment_target_id
-   WHERE t.id = ANY(target_ids)
+   WHERE t.id IN (SELECT unnest(target_ids))
    GROUP BY 1, 2
   ON CONFLICT (manifests_endpoint_id, gitops_commit_id) DO UPDATE SET first_seen_at = excluded.first_seen_at
    WHERE excluded.first_seen_at < ec.first_seen_at;
@@ -404,17 +414,17 @@ BEGIN
   SELECT e, f, x, min(at) FROM (
     SELECT t.manifests_endpoint_id, lag(a.gitops_commit_id) OVER w, a.gitops_commit_id, a.assigned_at
       FROM deployment_assignment a JOIN deployment_target t ON t.id = a.deployment_target_id
-     WHERE t.id = ANY(target_ids)
+     WHERE t.id IN (SELECT unnest(target_ids))
     WINDOW w AS (PARTITION BY a.deployment_target_id ORDER BY a.assigned_at, a.id)
   ) s(e, f, x, at)
    WHERE f IS NOT NULL AND f <> x
    GROUP BY e, f, x
   ON CONFLICT DO NOTHING;
   INSERT INTO target_commit AS tc (deployment_target_id, gitops_commit_id, assignment_id, carried)
-  SELECT deployment_target_id, gitops_commit_id, id, false FROM deployment_assignment WHERE deployment_target_id = ANY(target_ids)
+  SELECT deployment_target_id, gitops_commit_id, id, false FROM deployment_assignment WHERE deployment_target_id IN (SELECT unnest(target_ids))
   ON CONFLICT (deployment_target_id, gitops_commit_id) DO UPDATE SET assignment_id = excluded.assignment_id, carried = false;
   SELECT coalesce(array_agg(deployment_target_id), '{}'), coalesce(array_agg(gitops_commit_id), '{}') INTO seeds_targets, seeds_commits
-    FROM target_commit WHERE deployment_target_id = ANY(target_ids) AND NOT carried;
+    FROM target_commit WHERE deployment_target_id IN (SELECT unnest(target_ids)) AND NOT carried;
   RETURN kalypso_carry_forward(seeds_targets, seeds_commits);
 END $$;
 REVOKE EXECUTE ON FUNCTION kalypso_adopt_assignments(bigint[]) FROM PUBLIC;
@@ -610,63 +620,72 @@ SELECT t.environment, t.workspace, t.application, t.workload, t.deployment_targe
 -- One verdict: a current rollout (not superseded) is judged now as the rollout gate judges its
 -- commit — each reconciler pulling the target's endpoint, on a commit of the rollout (its own
 -- status counts), on another commit (in progress), or stale — so that Delivery and the gate agree
--- at every moment. A rollout that had converged and is no longer succeeding everywhere names the
--- hosts it regressed on; its history (convergence times) stays as it was. `target_ids` NULL: all.
+-- at every moment. `target_ids` NULL: every current rollout. Planned per call (EXECUTE), as a
+-- whole-fleet call and one for a few targets want different plans.
 CREATE FUNCTION kalypso_current_rollouts(stale_before timestamptz, target_ids bigint[])
 RETURNS TABLE (assignment_id bigint, subscribers integer, succeeded integer, failed integer, in_progress integer, stale integer,
-               status text, regressed_on text[])
+               status text, recorded_status text, assigned_at timestamptz)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $function$
+BEGIN
+  RETURN QUERY EXECUTE format($query$
+    WITH current_rollout AS (
+      SELECT o.assignment_id, o.deployment_target_id, t.manifests_endpoint_id, o.subscribers AS ever_subscribed,
+             o.status AS recorded_status, o.assigned_at
+        FROM rollout o
+        JOIN deployment_target t ON t.id = o.deployment_target_id
+       WHERE o.superseded_at IS NULL %s
+    ), per_commit AS (
+      -- The reconcilers per endpoint, commit and status first (thousands of rows → hundreds).
+      SELECT s.manifests_endpoint_id, s.gitops_commit_id, s.status, s.last_seen_at < $1 AS is_stale, count(*)::int AS n
+        FROM deployment_state s
+       WHERE s.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM current_rollout)
+       GROUP BY 1, 2, 3, 4
+    ), judged AS (
+      SELECT c.assignment_id, p.n,
+             CASE WHEN p.is_stale THEN 'stale' WHEN a.rollout_id = c.assignment_id THEN p.status::text ELSE 'in_progress' END AS status
+        FROM current_rollout c
+        JOIN per_commit p ON p.manifests_endpoint_id = c.manifests_endpoint_id
+        LEFT JOIN target_commit tc ON tc.deployment_target_id = c.deployment_target_id AND tc.gitops_commit_id = p.gitops_commit_id
+        LEFT JOIN deployment_assignment a ON a.id = tc.assignment_id
+    ), counted AS (
+      SELECT c.assignment_id, c.ever_subscribed, c.recorded_status, c.assigned_at,
+             coalesce(sum(j.n), 0)::int AS subscribers,
+             coalesce(sum(j.n) FILTER (WHERE j.status = 'success'), 0)::int AS succeeded,
+             coalesce(sum(j.n) FILTER (WHERE j.status = 'failure'), 0)::int AS failed,
+             coalesce(sum(j.n) FILTER (WHERE j.status = 'in_progress'), 0)::int AS in_progress,
+             coalesce(sum(j.n) FILTER (WHERE j.status = 'stale'), 0)::int AS stale
+        FROM current_rollout c
+        LEFT JOIN judged j USING (assignment_id)
+       GROUP BY c.assignment_id, c.ever_subscribed, c.recorded_status, c.assigned_at
+    )
+    -- Subscribers that all left (removed) leave it waiting, as the gate: not settled, not failed.
+    SELECT k.assignment_id, k.subscribers, k.succeeded, k.failed, k.in_progress, k.stale,
+           CASE WHEN k.subscribers = 0 THEN CASE WHEN k.ever_subscribed = 0 THEN 'no_subscribers' ELSE 'in_progress' END
+                WHEN k.failed > 0 THEN 'failed'
+                WHEN k.succeeded = k.subscribers THEN 'succeeded'
+                ELSE 'in_progress' END,
+           k.recorded_status, k.assigned_at
+      FROM counted k$query$,
+    CASE WHEN target_ids IS NULL THEN '' ELSE 'AND o.deployment_target_id IN (SELECT unnest($2))' END)
+  USING stale_before, target_ids;
+END $function$;
+
+-- The hosts a current rollout regressed on: it had converged, and they no longer succeed on it
+-- (failing, stale, or on another version). Asked for the rollouts shown, not for every one.
+CREATE FUNCTION kalypso_regressed_hosts(stale_before timestamptz, rollout_ids bigint[])
+RETURNS TABLE (assignment_id bigint, hosts text[])
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
-  WITH current_rollout AS (
-    SELECT o.assignment_id, o.deployment_target_id, t.manifests_endpoint_id, o.converged_at, o.subscribers AS ever_subscribed
-      FROM rollout o
-      JOIN deployment_target t ON t.id = o.deployment_target_id
-     WHERE o.superseded_at IS NULL AND ($2 IS NULL OR o.deployment_target_id = ANY($2))
-  ), per_commit AS (
-    -- The reconcilers per endpoint, commit and status first (thousands of rows → hundreds).
-    SELECT s.manifests_endpoint_id, s.gitops_commit_id, s.status, s.last_seen_at < $1 AS is_stale, count(*)::int AS n
-      FROM deployment_state s
-     WHERE s.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM current_rollout)
-     GROUP BY 1, 2, 3, 4
-  ), judged AS (
-    SELECT c.assignment_id, p.n,
-           CASE WHEN p.is_stale THEN 'stale' WHEN a.rollout_id = c.assignment_id THEN p.status::text ELSE 'in_progress' END AS status
-      FROM current_rollout c
-      JOIN per_commit p ON p.manifests_endpoint_id = c.manifests_endpoint_id
-      LEFT JOIN target_commit tc ON tc.deployment_target_id = c.deployment_target_id AND tc.gitops_commit_id = p.gitops_commit_id
-      LEFT JOIN deployment_assignment a ON a.id = tc.assignment_id
-  ), counted AS (
-    SELECT c.assignment_id, c.deployment_target_id, c.manifests_endpoint_id, c.converged_at, c.ever_subscribed,
-           coalesce(sum(j.n), 0)::int AS subscribers,
-           coalesce(sum(j.n) FILTER (WHERE j.status = 'success'), 0)::int AS succeeded,
-           coalesce(sum(j.n) FILTER (WHERE j.status = 'failure'), 0)::int AS failed,
-           coalesce(sum(j.n) FILTER (WHERE j.status = 'in_progress'), 0)::int AS in_progress,
-           coalesce(sum(j.n) FILTER (WHERE j.status = 'stale'), 0)::int AS stale
-      FROM current_rollout c
-      LEFT JOIN judged j USING (assignment_id)
-     GROUP BY c.assignment_id, c.deployment_target_id, c.manifests_endpoint_id, c.converged_at, c.ever_subscribed
-  ), regressed AS (
-    -- Named only where it matters: converged rollouts that do not succeed everywhere now.
-    SELECT k.assignment_id, array_agg(DISTINCT h.name ORDER BY h.name) AS hosts
-      FROM counted k
-      JOIN deployment_state s ON s.manifests_endpoint_id = k.manifests_endpoint_id
-      JOIN host h ON h.id = s.host_id
-      LEFT JOIN target_commit tc ON tc.deployment_target_id = k.deployment_target_id AND tc.gitops_commit_id = s.gitops_commit_id
-      LEFT JOIN deployment_assignment a ON a.id = tc.assignment_id
-     WHERE k.converged_at IS NOT NULL AND k.succeeded < k.subscribers
-       AND NOT (s.last_seen_at >= $1 AND s.status = 'success' AND coalesce(a.rollout_id = k.assignment_id, false))
-     GROUP BY k.assignment_id
-  )
-  -- Subscribers that all left (removed) leave it waiting, as the gate: not settled, not failed.
-  SELECT k.assignment_id, k.subscribers, k.succeeded, k.failed, k.in_progress, k.stale,
-         CASE WHEN k.subscribers = 0 THEN CASE WHEN k.ever_subscribed = 0 THEN 'no_subscribers' ELSE 'in_progress' END
-              WHEN k.failed > 0 THEN 'failed'
-              WHEN k.succeeded = k.subscribers THEN 'succeeded'
-              ELSE 'in_progress' END,
-         coalesce(r.hosts, '{}')
-    FROM counted k
-    LEFT JOIN regressed r USING (assignment_id)
+  SELECT o.assignment_id, array_agg(DISTINCT h.name ORDER BY h.name)
+    FROM rollout o
+    JOIN deployment_target t ON t.id = o.deployment_target_id
+    JOIN deployment_state s ON s.manifests_endpoint_id = t.manifests_endpoint_id
+    JOIN host h ON h.id = s.host_id
+    LEFT JOIN target_commit tc ON tc.deployment_target_id = o.deployment_target_id AND tc.gitops_commit_id = s.gitops_commit_id
+    LEFT JOIN deployment_assignment a ON a.id = tc.assignment_id
+   WHERE o.assignment_id IN (SELECT unnest($2)) AND o.superseded_at IS NULL AND o.converged_at IS NOT NULL
+     AND NOT (s.last_seen_at >= $1 AND s.status = 'success' AND coalesce(a.rollout_id = o.assignment_id, false))
+   GROUP BY o.assignment_id
 $$;
--- The current rollouts, found without reading the superseded ones.
 CREATE INDEX rollout_current ON rollout (deployment_target_id) WHERE superseded_at IS NULL;
 
 -- Each rollout named, with its history's verdict: what the API lists (it judges the current ones
@@ -693,6 +712,13 @@ SELECT o.assignment_id AS rollout_id, t.environment, t.environment_order, t.work
 -- counts judged now (kalypso_current_rollouts, every current rollout at once), a superseded one's
 -- from its history.
 CREATE OR REPLACE VIEW kalypso_delivery_rollout AS
+WITH live AS (
+  -- Every current rollout judged at once (a call per row would judge each apart).
+  SELECT * FROM kalypso_current_rollouts((SELECT stale_before FROM kalypso_settings), NULL)
+), regressed AS (
+  SELECT * FROM kalypso_regressed_hosts((SELECT stale_before FROM kalypso_settings),
+                                        ARRAY(SELECT l.assignment_id FROM live l WHERE l.status <> 'succeeded'))
+)
 SELECT n.rollout_id, n.environment, n.environment_order, n.workspace, n.application, n.workload,
        n.deployment_target, n.manifests_endpoint, n.version, n.build, n.commit_id,
        n.build_time, n.assigned_at, n.assigned_day, n.superseded_at,
@@ -704,6 +730,7 @@ SELECT n.rollout_id, n.environment, n.environment_order, n.workspace, n.applicat
        n.first_success_at, n.converged_50_at, n.converged_90_at, n.converged_at, n.first_failure_at, n.restored_at,
        n.lead_time_first_host_seconds, n.lead_time_last_host_seconds, n.convergence_50_seconds, n.convergence_90_seconds,
        n.convergence_100_seconds, n.superseded_after_seconds, n.restore_seconds, n.lagging_hosts,
-       n.current, coalesce(live.regressed_on, '{}') AS regressed_on
+       n.current, coalesce(regressed.hosts, '{}') AS regressed_on
   FROM rollout_named n
-  LEFT JOIN kalypso_current_rollouts((SELECT stale_before FROM kalypso_settings), NULL) live ON live.assignment_id = n.rollout_id;
+  LEFT JOIN live ON live.assignment_id = n.rollout_id
+  LEFT JOIN regressed ON regressed.assignment_id = n.rollout_id;

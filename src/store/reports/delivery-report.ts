@@ -100,14 +100,13 @@ const MAX_TREND_DAYS = 400;
 export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportContext, filter: DeliveryFilter): Promise<DeliveryReport> {
   // Read-your-writes: whatever any replica has written is in the rollout table before it is read.
   await refreshRollouts(db, { wait: true });
-  // The current rollouts of the window and slice, judged now (once, for the four reads below).
-  const live = await sql<LiveRow>`
-    SELECT l.* FROM kalypso_current_rollouts(${staleBefore(context)}::timestamptz,
-      ARRAY(SELECT o.deployment_target_id FROM rollout o WHERE ${rolloutsIn('o', filter)} AND o.superseded_at IS NULL)) l`.execute(db);
-  const liveById = new Map(live.rows.map((row) => [Number(row.assignment_id), row]));
-  const liveTable = sql`(SELECT * FROM unnest(${live.rows.map((row) => row.assignment_id)}::bigint[],
-                                              ${live.rows.map((row) => row.status)}::text[]) AS l(assignment_id, status))`;
-  const status = sql`coalesce(l.status, o.status)`;
+  // The current rollouts are judged now, beside the reads below (which count the recorded status;
+  // the verdicts that differ are applied after): those of the slice, or all of them (a list of
+  // every target would cost more than it saves).
+  const sliced = [filter.environment, filter.workspace, filter.application, filter.workload, filter.deploymentTarget, filter.host].some(
+    (name) => name !== undefined,
+  );
+  const targets = sliced ? sql`ARRAY(SELECT o.deployment_target_id FROM rollout o WHERE ${rolloutsIn('o', filter)} AND o.superseded_at IS NULL)` : sql`NULL`;
   // The rollout table itself, not the named view: the same columns, without joining five tables
   // for every rollout of the window (the slice is resolved to deployment target ids instead).
   // coalesce: a rollout not superseded has no superseded_after_seconds, and is no change failure for it.
@@ -117,18 +116,19 @@ export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportCon
   // Deployments that landed: converged at some point (a later regression does not undo the deployment).
   const counts = sql`count(*) FILTER (WHERE o.subscribers > 0)::int AS rollouts,
                      count(*) FILTER (WHERE o.converged_at IS NOT NULL)::int AS converged,
-                     count(*) FILTER (WHERE ${status} = 'succeeded')::int AS succeeded,
+                     count(*) FILTER (WHERE o.status = 'succeeded')::int AS succeeded,
                      count(*) FILTER (WHERE o.subscribers > 0 AND ${judged})::int AS judged,
                      count(*) FILTER (WHERE o.subscribers > 0 AND ${judged} AND ${changeFailure})::int AS change_failures`;
 
-  // Four independent reads, on separate connections at once.
-  const [overall, days, laggards, recent] = await Promise.all([
+  // Five independent reads, on separate connections at once.
+  const [live, overall, days, laggards, recent] = await Promise.all([
+    sql<LiveRow>`SELECT l.* FROM kalypso_current_rollouts(${staleBefore(context)}::timestamptz, ${targets}) l`.execute(db),
     sql<OverallRow>`
       SELECT ${counts},
-             count(*) FILTER (WHERE ${status} = 'failed')::int AS failed,
-             count(*) FILTER (WHERE ${status} = 'superseded')::int AS superseded,
-             count(*) FILTER (WHERE ${status} = 'in_progress')::int AS in_progress,
-             count(*) FILTER (WHERE ${status} = 'no_subscribers')::int AS without_subscribers,
+             count(*) FILTER (WHERE o.status = 'failed')::int AS failed,
+             count(*) FILTER (WHERE o.status = 'superseded')::int AS superseded,
+             count(*) FILTER (WHERE o.status = 'in_progress')::int AS in_progress,
+             count(*) FILTER (WHERE o.status = 'no_subscribers')::int AS without_subscribers,
              count(*) FILTER (WHERE o.subscribers > 0 AND o.build_time IS NULL)::int AS without_build_time,
              count(*) FILTER (WHERE o.subscribers > 0 AND o.first_failure_at IS NOT NULL)::int AS with_failure_reports,
              count(*) FILTER (WHERE o.subscribers > 0 AND ${judged} AND ${changeFailure} AND o.first_failure_at IS NULL)::int AS superseded_within_fix_window,
@@ -138,13 +138,13 @@ export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportCon
              ${durationColumns('conv90', sql`o.convergence_90_seconds`)},
              ${durationColumns('conv100', sql`o.convergence_100_seconds`)},
              ${durationColumns('restore', sql`o.restore_seconds`)}
-        FROM rollout o LEFT JOIN ${liveTable} l ON l.assignment_id = o.assignment_id
+        FROM rollout o
        WHERE ${rolloutsIn('o', filter)}`.execute(db),
     sql<DayRow>`
       SELECT to_char(o.assigned_day, 'YYYY-MM-DD') AS day, ${counts},
              percentile_cont(0.5) WITHIN GROUP (ORDER BY o.lead_time_last_host_seconds) FILTER (WHERE o.subscribers > 0) AS lead_time_median,
              percentile_cont(0.5) WITHIN GROUP (ORDER BY o.convergence_100_seconds) FILTER (WHERE o.subscribers > 0) AS convergence_median
-        FROM rollout o LEFT JOIN ${liveTable} l ON l.assignment_id = o.assignment_id
+        FROM rollout o
        WHERE ${rolloutsIn('o', filter)}
        GROUP BY o.assigned_day
        ORDER BY o.assigned_day`.execute(db),
@@ -162,7 +162,30 @@ export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportCon
     newestRollouts(db, filter, sql`${changeFailure} AND ${judged}`),
   ]);
 
+  const liveById = new Map(live.rows.map((row) => [Number(row.assignment_id), row]));
   const totals = overall.rows[0]!;
+  // The current rollouts of the window whose verdict now differs from the recorded one move over.
+  for (const row of live.rows) {
+    if (row.status === row.recorded_status || row.assigned_at < filter.since || row.assigned_at >= filter.until) continue;
+    totals[STATUS_COLUMN[row.recorded_status]] -= 1;
+    totals[STATUS_COLUMN[row.status]] += 1;
+  }
+  // The hosts the listed current rollouts regressed on (converged, and not succeeding now).
+  const regressedIds = recent
+    .filter((row) => {
+      const status = liveById.get(Number(row.rollout_id))?.status;
+      return status !== undefined && status !== 'succeeded' && row.converged_at !== null;
+    })
+    .map((row) => row.rollout_id);
+  const regressed =
+    regressedIds.length === 0
+      ? new Map<number, string[]>()
+      : new Map(
+          (
+            await sql<{ assignment_id: number; hosts: string[] }>`
+              SELECT * FROM kalypso_regressed_hosts(${staleBefore(context)}::timestamptz, ${regressedIds}::bigint[])`.execute(db)
+          ).rows.map((row) => [Number(row.assignment_id), row.hosts]),
+        );
   const windowDays = (filter.until.getTime() - filter.since.getTime()) / 86_400_000;
   return {
     window: { since: filter.since, until: filter.until, days: round(windowDays, 4) },
@@ -222,7 +245,7 @@ export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportCon
       supersededAt: row.superseded_at,
       status: (now?.status ?? row.status) as RolloutStatus,
       current: row.superseded_at === null,
-      regressedOn: now?.regressed_on ?? [],
+      regressedOn: regressed.get(Number(row.rollout_id)) ?? [],
       changeFailure: row.change_failure,
       subscribers: now?.subscribers ?? row.subscribers,
       succeeded: now?.succeeded ?? row.subscribers_succeeded,
@@ -320,8 +343,19 @@ interface LiveRow {
   in_progress: number;
   stale: number;
   status: RolloutStatus;
-  regressed_on: string[];
+  /** The status the rollout table holds, from history. */
+  recorded_status: RolloutStatus;
+  assigned_at: Date;
 }
+
+/** The count of each status in the overall row. */
+const STATUS_COLUMN = {
+  succeeded: 'succeeded',
+  failed: 'failed',
+  superseded: 'superseded',
+  in_progress: 'in_progress',
+  no_subscribers: 'without_subscribers',
+} as const satisfies Record<RolloutStatus, keyof OverallRow>;
 
 interface Counts {
   rollouts: number;
@@ -357,6 +391,7 @@ interface DayRow extends Counts {
 
 interface RolloutRow {
   rollout_id: number;
+  converged_at: Date | null;
   environment: string;
   workspace: string;
   application: string;
