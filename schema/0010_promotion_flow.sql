@@ -689,8 +689,10 @@ $$;
 CREATE INDEX rollout_current ON rollout (deployment_target_id) WHERE superseded_at IS NULL;
 
 -- Each rollout named, with its history's verdict: what the API lists (it judges the current ones
--- itself, once per request) and what kalypso_delivery_rollout adds the current verdicts to.
-CREATE VIEW rollout_named AS
+-- itself, once per request), what kalypso_delivery_rollout adds the current verdicts to, and what
+-- Grafana's panels of history-based numbers read (judging every current rollout for each of them
+-- would cost each panel a pass over every reconciler's state).
+CREATE VIEW kalypso_delivery_rollout_history AS
 SELECT o.assignment_id AS rollout_id, t.environment, t.environment_order, t.workspace, t.application, t.workload,
        t.deployment_target, me.endpoint AS manifests_endpoint, v.version, v.build, o.gitops_commit_id AS commit_id,
        o.build_time, o.assigned_at, o.assigned_day, o.superseded_at, o.subscribers,
@@ -731,6 +733,13 @@ SELECT n.rollout_id, n.environment, n.environment_order, n.workspace, n.applicat
        n.lead_time_first_host_seconds, n.lead_time_last_host_seconds, n.convergence_50_seconds, n.convergence_90_seconds,
        n.convergence_100_seconds, n.superseded_after_seconds, n.restore_seconds, n.lagging_hosts,
        n.current, coalesce(regressed.hosts, '{}') AS regressed_on
-  FROM rollout_named n
+  FROM kalypso_delivery_rollout_history n
   LEFT JOIN live ON live.assignment_id = n.rollout_id
   LEFT JOIN regressed ON regressed.assignment_id = n.rollout_id;
+
+DO $$
+BEGIN
+  GRANT SELECT ON kalypso_delivery_rollout_history TO kalypso_reader;
+EXCEPTION WHEN undefined_object OR insufficient_privilege THEN
+  RAISE NOTICE 'kalypso_delivery_rollout_history not granted to kalypso_reader (%): grant SELECT on it to your reader yourself', SQLERRM;
+END $$;

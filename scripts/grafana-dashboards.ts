@@ -485,6 +485,8 @@ const drift = dashboard(
  * A host selects the rollouts of the endpoints its reconcilers pull ("All": every rollout). Those it
  * has now: the API also counts the endpoints of reconcilers removed since (only the history has them).
  */
+// Panels of history-based numbers read kalypso_delivery_rollout_history (the same rollouts and
+// columns, without judging every current rollout now); only the Rollouts table shows the verdict of now.
 const ROLLOUT_FILTER = `$__timeFilter(assigned_at) AND ${TARGET_FILTER} AND subscribers > 0
    AND (${ALL_HOSTS} OR manifests_endpoint IN (SELECT manifests_endpoint FROM kalypso_host_state WHERE host IN ($host)))`;
 const JUDGED = '(converged OR had_failure OR superseded_at IS NOT NULL)';
@@ -514,7 +516,7 @@ const delivery = dashboard(
       { h: 5, w: 4, x: 0, y: 0 },
       `SELECT count(*) FILTER (WHERE converged) / ${RANGE_DAYS} AS per_day,
        count(*) FILTER (WHERE converged) AS successful_rollouts
-  FROM kalypso_delivery_rollout
+  FROM kalypso_delivery_rollout_history
  WHERE ${ROLLOUT_FILTER}`,
       { per_day: 'green' },
       { decimals: 2, counts: ['successful_rollouts'] },
@@ -525,7 +527,7 @@ const delivery = dashboard(
       { h: 5, w: 6, x: 4, y: 0 },
       `SELECT ${median('lead_time_first_host_seconds')} AS first_host,
        ${median('lead_time_last_host_seconds')} AS last_host
-  FROM kalypso_delivery_rollout
+  FROM kalypso_delivery_rollout_history
  WHERE ${ROLLOUT_FILTER}`,
       {},
       { unit: 's', noValue: '–' },
@@ -537,7 +539,7 @@ const delivery = dashboard(
       `SELECT ${median('convergence_50_seconds')} AS to_50_percent,
        ${median('convergence_90_seconds')} AS to_90_percent,
        ${median('convergence_100_seconds')} AS to_100_percent
-  FROM kalypso_delivery_rollout
+  FROM kalypso_delivery_rollout_history
  WHERE ${ROLLOUT_FILTER}`,
       {},
       { unit: 's', noValue: '–' },
@@ -549,7 +551,7 @@ const delivery = dashboard(
       `SELECT ${CHANGE_FAILURE_RATE} AS change_failure_rate,
        count(*) FILTER (WHERE ${JUDGED} AND ${CHANGE_FAILURE}) AS change_failures,
        count(*) FILTER (WHERE ${JUDGED}) AS judged
-  FROM kalypso_delivery_rollout
+  FROM kalypso_delivery_rollout_history
  WHERE ${ROLLOUT_FILTER}`,
       { change_failure_rate: 'red' },
       { unit: 'percentunit', decimals: 1, counts: ['change_failures', 'judged'], noValue: '–' },
@@ -560,7 +562,7 @@ const delivery = dashboard(
       { h: 5, w: 4, x: 20, y: 0 },
       `SELECT ${median('restore_seconds')} FILTER (WHERE had_failure) AS time_to_restore,
        count(*) FILTER (WHERE had_failure AND restore_seconds IS NULL) AS not_restored
-  FROM kalypso_delivery_rollout
+  FROM kalypso_delivery_rollout_history
  WHERE ${ROLLOUT_FILTER}`,
       { not_restored: 'orange' },
       { unit: 's', counts: ['not_restored'], noValue: '–' },
@@ -571,7 +573,7 @@ const delivery = dashboard(
       { h: 8, w: 12, x: 0, y: 5 },
       `SELECT $__timeGroupAlias(assigned_at, '1d', 0),
        count(*) FILTER (WHERE converged) AS successful
-  FROM kalypso_delivery_rollout
+  FROM kalypso_delivery_rollout_history
  WHERE ${ROLLOUT_FILTER}
  GROUP BY 1
  ORDER BY 1`,
@@ -583,7 +585,7 @@ const delivery = dashboard(
       { h: 8, w: 12, x: 12, y: 5 },
       `SELECT $__timeGroupAlias(assigned_at, '1d'),
        ${CHANGE_FAILURE_RATE} AS change_failure_rate
-  FROM kalypso_delivery_rollout
+  FROM kalypso_delivery_rollout_history
  WHERE ${ROLLOUT_FILTER}
  GROUP BY 1
  ORDER BY 1`,
@@ -596,7 +598,7 @@ const delivery = dashboard(
       `SELECT $__timeGroupAlias(assigned_at, '1d'),
        ${median('lead_time_first_host_seconds')} AS first_host,
        ${median('lead_time_last_host_seconds')} AS last_host
-  FROM kalypso_delivery_rollout
+  FROM kalypso_delivery_rollout_history
  WHERE ${ROLLOUT_FILTER}
  GROUP BY 1
  ORDER BY 1`,
@@ -610,7 +612,7 @@ const delivery = dashboard(
        ${median('convergence_50_seconds')} AS to_50_percent,
        ${median('convergence_90_seconds')} AS to_90_percent,
        ${median('convergence_100_seconds')} AS to_100_percent
-  FROM kalypso_delivery_rollout
+  FROM kalypso_delivery_rollout_history
  WHERE ${ROLLOUT_FILTER}
  GROUP BY 1
  ORDER BY 1`,

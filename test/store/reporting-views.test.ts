@@ -177,6 +177,7 @@ describe('reporting views', () => {
       'kalypso_assignment_history',
       'kalypso_delivery_laggard',
       'kalypso_delivery_rollout',
+      'kalypso_delivery_rollout_history',
       'kalypso_drift',
       'kalypso_environment_discrepancy',
       'kalypso_environment_history',
@@ -196,5 +197,18 @@ describe('reporting views', () => {
     expect(await asReader("SELECT kalypso_ensure_history_partitions(now(), now() + interval '1 year')")).toMatch(/permission denied for function/);
     expect(await asReader("SELECT kalypso_refresh_rollouts('{}', '{}', '{}')")).toMatch(/permission denied for function kalypso_refresh_rollouts/);
     expect(await asReader('SELECT * FROM rollout')).toMatch(/permission denied for table rollout/);
+    // The promotion flow's tables and writing functions (schema/0010) are the hub's alone.
+    for (const table of ['target_commit', 'commit_succession', 'endpoint_commit', 'endpoint_peer']) {
+      expect(await asReader(`SELECT * FROM ${table}`), table).toMatch(/permission denied/);
+    }
+    for (const call of [
+      "kalypso_carry_forward('{}', '{}')",
+      "kalypso_commits_seen('{}', '{}', '{}', '{}', '{}', '{}', '{}')",
+      'kalypso_assignment_added(1)',
+      "kalypso_adopt_assignments('{}')",
+      "kalypso_number_rollouts('{}')",
+    ]) {
+      expect(await asReader(`SELECT ${call}`), call).toMatch(/permission denied for function/);
+    }
   });
 });

@@ -1,7 +1,7 @@
 // "Delivery": DORA metrics and fleet convergence over a window and a slice, aggregated from the
 // rollout table (schema/0008, one row per rollout — a new version on a target — since 0010). The
 // view Grafana reads, kalypso_delivery_rollout, passes the same columns through with names added
-// (rollout_named) and the same verdict for the current ones (kalypso_current_rollouts),
+// (kalypso_delivery_rollout_history) and the same verdict for the current ones (kalypso_current_rollouts),
 // so the API and the dashboard agree (the Grafana test compares them slice by slice). A current
 // rollout's status and subscriber counts are judged now, as the rollout gate judges its commit
 // (kalypso_current_rollouts), so that Delivery and the gate never give two verdicts; history-based
@@ -307,7 +307,7 @@ function rolloutsIn(alias: 'o' | 'l', filter: DeliveryFilter): RawBuilder<boolea
 
 /**
  * The newest rollouts of the slice, named, with their history's verdict (the caller puts the current
- * ones' verdict of now over it: rollout_named is kalypso_delivery_rollout without judging every
+ * ones' verdict of now over it: kalypso_delivery_rollout_history is kalypso_delivery_rollout without judging every
  * current rollout again). In two steps: the planner would otherwise name every rollout of the
  * window before keeping the newest few.
  */
@@ -320,7 +320,7 @@ async function newestRollouts(db: Kysely<HubDatabase>, filter: DeliveryFilter, c
   if (newest.rows.length === 0) return [];
   const rows = await sql<RolloutRow>`
     SELECT r.*, ${changeFailure} AS change_failure
-      FROM rollout_named r
+      FROM kalypso_delivery_rollout_history r
       JOIN rollout o ON o.assignment_id = r.rollout_id
      WHERE r.rollout_id = ANY(${newest.rows.map((row) => row.id)}::bigint[])
      ORDER BY r.assigned_at DESC, r.environment_order, r.workspace, r.application, r.workload, r.deployment_target`.execute(db);
