@@ -62,11 +62,13 @@ export async function driftReport(
         LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
        WHERE ${environment === undefined ? sql`true` : sql`t.environment = ${environment}`}
     ), judged AS (
+      -- The rollout of the applied commit is looked up (by index, row by row) only for reconcilers
+      -- off the desired commit: most are on it, and a set-wide lookup would read every target's commits.
       SELECT t.id AS target_id, s.*,
              t.desired_rollout IS NOT NULL AND s.gitops_commit_id IS DISTINCT FROM t.desired_commit
-               AND NOT EXISTS (SELECT 1 FROM target_commit tc JOIN deployment_assignment a ON a.id = tc.assignment_id
-                                WHERE tc.deployment_target_id = t.id AND tc.gitops_commit_id = s.gitops_commit_id
-                                  AND a.rollout_id = t.desired_rollout) AS off_rollout
+               AND (SELECT a.rollout_id FROM target_commit tc JOIN deployment_assignment a ON a.id = tc.assignment_id
+                     WHERE tc.deployment_target_id = t.id AND tc.gitops_commit_id = s.gitops_commit_id) IS DISTINCT FROM t.desired_rollout
+               AS off_rollout
         FROM targets t
         JOIN deployment_state s ON s.manifests_endpoint_id = t.manifests_endpoint_id
     ), drifting AS (
