@@ -2,49 +2,34 @@
 // (same created_at, ids in name order) are put in the order of their earliest assignment, not
 // left alphabetical; environments created later still follow them, and the unused rank column goes.
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase } from '../../src/store/connect.ts';
-import { migrateToLatest, SCHEMA_DIR } from '../../src/store/migrate.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
 import { environmentsReport } from '../../src/store/reports/environments-report.ts';
-import { withDatabase } from '../support/global-database.ts';
+import { type SchemaBefore, schemaBefore } from '../support/schema-before.ts';
 
 describe('migration 0009 (environment order)', () => {
-  let directory: string;
-  let url: string;
-  const name = `kalypso_envorder_migration_${process.pid}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-    await client.connect();
-    await client.query(statement).finally(() => client.end());
-  };
+  let schema: SchemaBefore;
 
   beforeAll(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), 'kalypso-schema-'));
-    for (const file of await readdir(SCHEMA_DIR)) if (file < '0009') await copyFile(path.join(SCHEMA_DIR, file), path.join(directory, file));
-    await admin(`DROP DATABASE IF EXISTS ${name}`);
-    await admin(`CREATE DATABASE ${name}`);
-    url = withDatabase(inject('adminDatabaseUrl'), name);
+    schema = await schemaBefore('0009', `kalypso_envorder_migration_${process.pid}`);
   });
 
   afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await schema.drop();
   });
 
   it('orders environments created together by their earliest assignment, and later ones after them', async () => {
     // Random names, a, b, c, d in name order; `first` sorts before them all.
     const [a, b, c, d, late] = Array.from({ length: 5 }, () => `env-${randomUUID().slice(0, 8)}`).sort() as [string, string, string, string, string];
     const first = 'env-0';
-    const db = connectDatabase({ url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-    const client = new pg.Client({ connectionString: url });
+    const db = connectDatabase({ url: schema.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+    const client = new pg.Client({ connectionString: schema.url });
     await client.connect();
     try {
-      expect((await migrateToLatest(db.db, directory)).error).toBeUndefined();
+      expect((await migrateToLatest(db.db, schema.directory)).error).toBeUndefined();
       // As the writer of schema 0008 did: one statement, in name order, for a, b, c, d…
       await client.query(`INSERT INTO environment (name) SELECT unnest($1::text[]) ORDER BY 1`, [[a, b, c, d]]);
       // …and later writes for two more, one of them first by name.

@@ -2,38 +2,23 @@
 // from history and assignments, assignments are numbered into rollouts (one per version), versions
 // are carried to the commits reconcilers applied after them, the desired state is re-chosen by time
 // (ties by arrival, not by hex), and the rollouts are computed again — one per version.
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase } from '../../src/store/connect.ts';
-import { migrateToLatest, SCHEMA_DIR } from '../../src/store/migrate.ts';
-import { withDatabase } from '../support/global-database.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
 import { randomCommit } from '../support/random-ids.ts';
+import { type SchemaBefore, schemaBefore } from '../support/schema-before.ts';
 
 describe('migration 0010 (promotion flow)', () => {
-  let directory: string;
-  let url: string;
-  const name = `kalypso_promotion_migration_${process.pid}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-    await client.connect();
-    await client.query(statement).finally(() => client.end());
-  };
+  let schema: SchemaBefore;
 
   beforeAll(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), 'kalypso-schema-'));
-    for (const file of await readdir(SCHEMA_DIR)) if (file < '0010') await copyFile(path.join(SCHEMA_DIR, file), path.join(directory, file));
-    await admin(`DROP DATABASE IF EXISTS ${name}`);
-    await admin(`CREATE DATABASE ${name}`);
-    url = withDatabase(inject('adminDatabaseUrl'), name);
+    schema = await schemaBefore('0010', `kalypso_promotion_migration_${process.pid}`);
   });
 
   afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await schema.drop();
   });
 
   it('backfills the commit order, rollouts per version and carried versions, and re-chooses the desired state by time', async () => {
@@ -41,11 +26,11 @@ describe('migration 0010 (promotion flow)', () => {
     // Forty minutes ago: the reconciler's last report (minute 31) is fresh.
     const t0 = Date.now() - 40 * 60_000;
     const at = (minute: number) => new Date(t0 + minute * 60_000);
-    const db = connectDatabase({ url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-    const client = new pg.Client({ connectionString: url });
+    const db = connectDatabase({ url: schema.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+    const client = new pg.Client({ connectionString: schema.url });
     await client.connect();
     try {
-      expect((await migrateToLatest(db.db, directory)).error).toBeUndefined();
+      expect((await migrateToLatest(db.db, schema.directory)).error).toBeUndefined();
       // As a hub of schema 0008 wrote them: 1.0 at a, then at b (a merge that kept it; the same
       // time, as a Kustomization's descriptor had), then 2.0 at c; a reconciler through a, b, c and
       // on to d, a merge nothing assigned. The old tie-break chose between a and b by hex text.
