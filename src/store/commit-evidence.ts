@@ -3,7 +3,7 @@
 // commit a reconciler moved to from which (successions: the only commit order the hub trusts, since
 // it cannot read Git and commit ids do not sort). Pure; the writer stores both (schema/0010).
 import { BoundedCache } from './bounded-cache.ts';
-import type { CurrentState, StateReport } from './state-transitions.ts';
+import { byReconciler, type CurrentState, type StateReport } from './state-transitions.ts';
 
 export interface CommitSighting {
   readonly endpointId: number;
@@ -35,13 +35,7 @@ export function commitEvidence(
 ): CommitEvidence {
   const sightings: CommitSighting[] = [];
   const successions: CommitSuccession[] = [];
-  const byReconciler = new Map<number, StateReport[]>();
-  for (const report of transitions) {
-    const list = byReconciler.get(report.reconcilerId);
-    if (list === undefined) byReconciler.set(report.reconcilerId, [report]);
-    else list.push(report);
-  }
-  for (const [reconcilerId, reports] of byReconciler) {
+  for (const [reconcilerId, reports] of byReconciler(transitions)) {
     reports.sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime());
     let previous: Pick<StateReport, 'endpointId' | 'commitId' | 'observedAt'> | undefined = stored.get(reconcilerId);
     for (const report of reports) {

@@ -58,19 +58,23 @@ function stateOf(report: StateReport, at: Date): CurrentState {
   return { endpointId, commitId, status, message, observedAt: at, lastObservedAt: at };
 }
 
+/** Reports grouped by reconciler, each group in the order given. */
+export function byReconciler(reports: readonly StateReport[]): Map<number, StateReport[]> {
+  const groups = new Map<number, StateReport[]>();
+  for (const report of reports) {
+    const list = groups.get(report.reconcilerId);
+    if (list === undefined) groups.set(report.reconcilerId, [report]);
+    else list.push(report);
+  }
+  return groups;
+}
+
 export function planStateChanges(
   stored: ReadonlyMap<number, CurrentState>,
   reports: readonly StateReport[],
 ): StatePlan {
   const plan: StatePlan = { history: [], late: [], current: new Map() };
-  const byReconciler = new Map<number, StateReport[]>();
-  for (const report of reports) {
-    const list = byReconciler.get(report.reconcilerId);
-    if (list === undefined) byReconciler.set(report.reconcilerId, [report]);
-    else list.push(report);
-  }
-
-  for (const [reconcilerId, list] of byReconciler) {
+  for (const [reconcilerId, list] of byReconciler(reports)) {
     list.sort(byTimeThenState);
     const storedState = stored.get(reconcilerId);
     const storedLast = storedState?.lastObservedAt.getTime();
