@@ -138,6 +138,35 @@ describe('DeploymentDescriptor', () => {
     expect(object.status.gitOpsCommitId).toBe(HEX2);
   });
 
+  it('while its Kustomization is still applying, says a descriptor at fault is invalid rather than waiting', async () => {
+    const labels = { 'kustomize.toolkit.fluxcd.io/name': 'applying', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' };
+    api.apply(FLUX_KUSTOMIZATIONS, { metadata: { name: 'applying', namespace: 'flux-system' }, spec: { path: './', sourceRef: { kind: 'GitRepository', name: 'gitops' } } }, 'flux');
+    const since = new Date(clock).toISOString();
+    api.setStatus(
+      FLUX_KUSTOMIZATIONS,
+      'flux-system',
+      'applying',
+      { lastAppliedRevision: `dev@sha1:${HEX}`, conditions: [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Reconciliation in progress', lastTransitionTime: since }] },
+      'gotk-kustomize-controller',
+    );
+    clock += 2_000;
+    const valid = descriptor('applied-now', { labels });
+    const broken = descriptor('broken-now', { labels });
+    delete (broken.spec.deploymentTarget as any).environment;
+    api.apply(DEPLOYMENT_DESCRIPTORS, valid, 'kustomize-controller');
+    api.apply(DEPLOYMENT_DESCRIPTORS, broken, 'kustomize-controller');
+    expect(await waitFor(() => ready(api.get(DEPLOYMENT_DESCRIPTORS, 'dev', 'broken-now')), 'Ready on the broken one')).toMatchObject({
+      status: 'False',
+      reason: 'Invalid',
+      message: 'spec.deploymentTarget.environment is missing',
+    });
+    expect(await waitFor(() => ready(api.get(DEPLOYMENT_DESCRIPTORS, 'dev', 'applied-now')), 'Ready on the valid one')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForKustomization',
+    });
+    expect(await assignments('target-applied-now')).toEqual([]);
+  });
+
   it('reports an invalid descriptor by the field at fault and goes on with the others', async () => {
     const broken = descriptor('broken', { commit: HEX });
     delete (broken.spec.deploymentTarget as any).environment;

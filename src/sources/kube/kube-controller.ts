@@ -220,7 +220,12 @@ export class KubeController {
     if (kustomizationKey !== undefined && kustomization !== undefined) {
       const reported = kustomizationAppliedAt(kustomization, object, now);
       if (reported.kind === 'pending') {
-        return { key, object, record: undefined, condition: { ready: false, reason: 'WaitingForKustomization', message: reported.reason } };
+        // A descriptor at fault says so at once; a valid one waits for the Kustomization's report.
+        const valid = normalizeDescriptorResource(object, { revision: 'pending', at: now }, now);
+        const condition = valid.ok
+          ? { ready: false, reason: 'WaitingForKustomization', message: reported.reason }
+          : { ready: false, reason: 'Invalid', message: valid.reason };
+        return { key, object, record: undefined, condition };
       }
       const known = this.#appliedAt.get(kustomizationKey);
       applied = known?.revision === reported.revision ? known : { revision: reported.revision, at: reported.at };
