@@ -12,7 +12,7 @@ import { ResourceGraphPoller } from '../src/sources/resource-graph/resource-grap
 import { createResourceGraphQuery } from '../src/sources/resource-graph/resource-graph-query.ts';
 import { Registry } from 'prom-client';
 import { AzureStandIn } from '../test/support/azure-standin.ts';
-import { fluxConfigurationRow, SUBSCRIPTION, TENANT } from '../test/support/flux-configurations.ts';
+import { connectedClusterRow, fluxConfigurationRow, SUBSCRIPTION, TENANT } from '../test/support/flux-configurations.ts';
 import { progress } from './bench-report.ts';
 import { writeFile } from 'node:fs/promises';
 
@@ -38,6 +38,15 @@ azure.rows = Array.from({ length: CONFIGURATIONS }, (_, index): unknown =>
         message: index % 50 === 0 && target === 0 ? 'Health check failed after 5m0s' : `Applied revision: dev@sha1:${commit}`,
       })),
     ],
+  }),
+);
+
+// Their clusters, connected (one in a hundred offline for an hour): the liveness query's rows.
+azure.clusters = Array.from({ length: CONFIGURATIONS }, (_, index): unknown =>
+  connectedClusterRow({
+    cluster: `cluster-${String(index).padStart(5, '0')}`,
+    connectivityStatus: index % 100 === 7 ? 'Offline' : 'Connected',
+    lastConnectivityTime: new Date(Date.now() - (index % 100 === 7 ? 3_600_000 : 60_000)).toISOString(),
   }),
 );
 

@@ -1,8 +1,14 @@
 // Azure Resource Graph rows of Flux configurations (`microsoft.kubernetesconfiguration/
 // fluxconfigurations`, on Arc-enabled and AKS clusters) → real state. Everything comes from the
-// row itself: no per-cluster ARM call. Pure; the one lookup it cannot do — which deployment target
-// an application Kustomization belongs to — is handed back as a reference for the caller to resolve.
+// row itself and its cluster's liveness (azure-clusters.ts, from the same poll): no per-cluster ARM
+// call. Pure; the one lookup it cannot do — which deployment target an application Kustomization
+// belongs to — is handed back as a reference for the caller to resolve.
+//
+// Times: a state is observed from when it began (the Kustomization's Ready transition, else the
+// configuration's statusUpdatedAt) — that is its history's time; a cluster Azure hears from confirms
+// it again at the moment it is known alive, so a steady cluster does not turn stale.
 import type { DeploymentStatus, RealStateRecord } from '../model/deployment-records.ts';
+import type { ClusterLiveness } from './azure-clusters.ts';
 import { FIELD_LIMITS, FieldReader } from './field-reader.ts';
 import { type Field, normalizeRealState } from './real-state.ts';
 
@@ -17,7 +23,7 @@ export interface TargetReference {
 export interface FluxConfigurationMapping {
   readonly records: RealStateRecord[];
   /** Kustomizations whose endpoint is their deployment target's: complete them once it is known. */
-  readonly pending: { readonly target: TargetReference; readonly complete: (endpoint: string) => RealStateRecord | undefined }[];
+  readonly pending: { readonly target: TargetReference; readonly complete: (endpoint: string) => RealStateRecord[] }[];
   /** Parts of the row the hub does not map, and why (HelmReleases, non-Git sources, …). */
   readonly ignored: string[];
   /** Why the row could not be mapped at all, if it could not. */
@@ -70,7 +76,12 @@ export function targetOfKustomization(name: string): TargetReference | undefined
   return undefined;
 }
 
-export function mapFluxConfiguration(row: unknown, polledAt: Date): FluxConfigurationMapping {
+/** The records, each followed by its confirmation at `aliveAt` when the cluster was alive after it began. */
+function confirmedAt(records: readonly RealStateRecord[], aliveAt: Date | undefined): RealStateRecord[] {
+  return records.flatMap((record) => (aliveAt !== undefined && aliveAt > record.observedAt ? [record, { ...record, observedAt: aliveAt }] : [record]));
+}
+
+export function mapFluxConfiguration(row: unknown, polledAt: Date, liveness?: ClusterLiveness): FluxConfigurationMapping {
   const mapping: FluxConfigurationMapping = { records: [], pending: [], ignored: [], rejected: undefined };
   const fields = map(row);
   const id = text(fields['id']) ?? '';
@@ -89,7 +100,8 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date): FluxConfigur
   const repo = repository['url'];
   const branch = map(repository['repositoryRef'])['branch'];
   const kustomizations = Object.entries(map(properties['kustomizations']));
-  const observedAt = time(properties['statusUpdatedAt']) ?? polledAt;
+  const updatedAt = time(properties['statusUpdatedAt']) ?? polledAt;
+  const aliveAt = liveness?.aliveAt;
   // Entries that are not maps carry nothing: read as empty statuses.
   const statuses = Array.from(Array.isArray(properties['statuses']) ? (properties['statuses'] as unknown[]) : [], (status) => map(status) as ObjectStatus);
   const configCommit = properties['sourceSyncedCommitId'];
@@ -101,6 +113,7 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date): FluxConfigur
     commit: Field;
     compliance: unknown;
     message: string;
+    since: Date;
   }): RealStateRecord | string => {
     const compliance = typeof fieldsOf.compliance === 'string' ? fieldsOf.compliance.trim().toLowerCase() : undefined;
     const outcome = normalizeRealState({
@@ -113,7 +126,7 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date): FluxConfigur
       commit: fieldsOf.commit,
       status: { name: `${where}: complianceState`, value: compliance === undefined ? undefined : (COMPLIANCE[compliance] ?? compliance) },
       message: fieldsOf.message,
-      observedAt,
+      observedAt: fieldsOf.since,
     });
     return outcome.ok && outcome.record.kind === 'real-state' ? outcome.record : outcome.ok ? 'unexpected record' : outcome.reason;
   };
@@ -134,6 +147,7 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date): FluxConfigur
     commit: field('sourceSyncedCommitId', configCommit),
     compliance: properties['complianceState'],
     message: new FieldReader().message(problems.join('; ')),
+    since: updatedAt,
   });
   if (typeof configuration === 'string') return { ...mapping, rejected: configuration };
   mapping.records.push(configuration);
@@ -149,8 +163,9 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date): FluxConfigur
     }
     const message = conditionMessages(status);
     const commit = SHA1.exec(message)?.[1] ?? configCommit;
+    const since = readySince(status) ?? updatedAt;
     const build = (endpoint: Field | { repo: Field; branch: Field; path: Field }) =>
-      record({ reconciler: statusName, type: 'flux', endpoint, commit: field('sourceSyncedCommitId', commit), compliance: status.complianceState, message });
+      record({ reconciler: statusName, type: 'flux', endpoint, commit: field('sourceSyncedCommitId', commit), compliance: status.complianceState, message, since });
     if (ownPaths.has(statusName)) {
       const built = build({
         repo: field('gitRepository.url', repo),
@@ -170,11 +185,18 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date): FluxConfigur
       target,
       complete: (endpoint) => {
         const built = build({ name: 'deployment target endpoint', value: endpoint });
-        return typeof built === 'string' ? undefined : built;
+        return typeof built === 'string' ? [] : confirmedAt([built], aliveAt);
       },
     });
   }
-  return mapping;
+  return { ...mapping, records: confirmedAt(mapping.records, aliveAt) };
+}
+
+/** When a status's Ready condition last changed: when its present state began. */
+function readySince(status: ObjectStatus): Date | undefined {
+  const conditions = Array.isArray(status.statusConditions) ? (status.statusConditions as unknown[]) : [];
+  const ready = conditions.map(map).find((condition) => condition['type'] === 'Ready');
+  return time(ready?.['lastTransitionTime']);
 }
 
 function conditionMessages(status: ObjectStatus): string {

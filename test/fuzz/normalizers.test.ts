@@ -130,8 +130,7 @@ describe('Azure Resource Graph rows', () => {
         const mapping = mapFluxConfiguration(row, NOW);
         const records: NormalizedRecord[] = [...mapping.records];
         for (const pending of mapping.pending) {
-          const completed = pending.complete('https://github.com/contoso/gitops/dev/hello-world');
-          if (completed !== undefined) records.push(completed);
+          records.push(...pending.complete('https://github.com/contoso/gitops/dev/hello-world'));
         }
         records.forEach(expectStorable);
         if (mapping.rejected !== undefined) expect(mapping.rejected).toMatch(/flux configuration .*: /);

@@ -12,7 +12,7 @@ import { RecordWriter } from '../../src/store/record-writer.ts';
 import { connectDatabase } from '../../src/store/connect.ts';
 import { AzureStandIn } from '../support/azure-standin.ts';
 import { testTls } from '../support/global-tls.ts';
-import { fluxConfigurationRow, nonCompliantFixture, SUBSCRIPTION, TENANT } from '../support/flux-configurations.ts';
+import { connectedClusterRow, fluxConfigurationRow, managedClusterRow, nonCompliantFixture, SUBSCRIPTION, TENANT } from '../support/flux-configurations.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
 import { descriptorRecord } from '../support/records.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -109,9 +109,9 @@ describe('Resource Graph poller', () => {
   it('pages through every flux configuration and maps each to real state', async () => {
     await firstPoll();
     expect(fleet().lastStatus).toMatchObject({ ready: true, reason: 'Polled', rowsSeen: 2_100 });
-    // Three pages of 1,000 rows, with one token.
-    expect(azure.count('query')).toBe(3);
-    expect(azure.requests.filter((request) => request.kind === 'query').map((request) => request.body.options)).toEqual([
+    // Three pages of 1,000 configurations, with one token; then one page of clusters.
+    expect(azure.count('query')).toBe(4);
+    expect(azure.requests.filter((request) => request.kind === 'query' && request.body.query.startsWith('kubernetesconfigurationresources')).map((request) => request.body.options)).toEqual([
       { $top: 1_000, resultFormat: 'objectArray' },
       { $top: 1_000, $skipToken: expect.any(String), resultFormat: 'objectArray' },
       { $top: 1_000, $skipToken: expect.any(String), resultFormat: 'objectArray' },
@@ -151,9 +151,10 @@ describe('Resource Graph poller', () => {
     const outcome = await fleet().pollOnce();
     expect(outcome.rows).toBe(2_100);
     const queries = azure.requests.slice(before).filter((request) => request.kind === 'query');
-    expect(queries.map((request) => request.status)).toEqual([429, 429, 200, 200, 200]);
+    // Three pages of configurations, one of clusters.
+    expect(queries.map((request) => request.status)).toEqual([429, 429, 200, 200, 200, 200]);
     // Every attempt counts, including the one the SDK retried by itself after Retry-After.
-    expect(outcome.requests).toBe(5);
+    expect(outcome.requests).toBe(6);
   });
 
   it('slows down before the quota runs out instead of being refused', async () => {
@@ -162,7 +163,7 @@ describe('Resource Graph poller', () => {
       const before = azure.requests.length;
       await fleet().pollOnce();
       const queries = azure.requests.slice(before).filter((request) => request.kind === 'query');
-      expect(queries.map((request) => request.status)).toEqual([200, 200, 200]);
+      expect(queries.map((request) => request.status)).toEqual([200, 200, 200, 200]);
       // The third page waited for the quota window to reset.
       expect(queries[2]!.at - queries[1]!.at).toBeGreaterThanOrEqual(900);
     } finally {
@@ -192,6 +193,51 @@ describe('Resource Graph poller', () => {
     expect(text).toMatch(/kalypso_arg_last_success_timestamp_seconds\{source="fleet"\} \d+/);
   });
 
+  it('judges liveness by Azure’s word for each cluster, not by when its configuration last changed', async () => {
+    const daysAgo = new Date(Date.now() - 3 * 86_400_000).toISOString();
+    const configuration = (cluster: string, provider?: 'Microsoft.ContainerService/managedClusters') =>
+      fluxConfigurationRow({ cluster, commit: HEX, compliance: 'Compliant', statusUpdatedAt: daysAgo, ...(provider === undefined ? {} : { provider }) });
+    const saved = [azure.rows, azure.clusters];
+    azure.rows = [
+      ...dataset(),
+      configuration('arc-steady'),
+      configuration('arc-offline'),
+      configuration('arc-expired'),
+      configuration('aks-running', 'Microsoft.ContainerService/managedClusters'),
+      configuration('aks-stopped', 'Microsoft.ContainerService/managedClusters'),
+    ];
+    azure.clusters = [
+      connectedClusterRow({ cluster: 'arc-steady', connectivityStatus: 'Connected', lastConnectivityTime: new Date(Date.now() - 60_000).toISOString() }),
+      connectedClusterRow({ cluster: 'arc-offline', connectivityStatus: 'Offline', lastConnectivityTime: new Date(Date.now() - 2 * 3_600_000).toISOString() }),
+      connectedClusterRow({ cluster: 'arc-expired', connectivityStatus: 'Expired', lastConnectivityTime: daysAgo }),
+      managedClusterRow({ cluster: 'aks-running', powerState: 'Running' }),
+      managedClusterRow({ cluster: 'aks-stopped', powerState: 'Stopped' }),
+    ];
+    try {
+      await fleet().pollOnce();
+      const statuses = async (host: string) => {
+        const response = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1/hosts/${host}/state`);
+        return ((await response.json()) as { reconcilers: { status: string; deployedAt: string }[] }).reconcilers;
+      };
+      // Compliant on one commit for three days, and connected: succeeded, in that state since then.
+      expect((await statuses('arc-steady')).map((r) => [r.status, r.deployedAt])).toEqual([
+        ['success', daysAgo],
+        ['success', daysAgo],
+      ]);
+      expect((await statuses('aks-running')).map((r) => r.status)).toEqual(['success', 'success']);
+      for (const host of ['arc-offline', 'arc-expired', 'aks-stopped']) expect((await statuses(host)).map((r) => r.status), host).toEqual(['stale', 'stale']);
+      // A second poll confirms the steady ones again, and writes no history.
+      const history = () => testDb.query<{ n: number }>(`SELECT count(*)::int AS n FROM deployment_state_history`);
+      const before = await history();
+      await fleet().pollOnce();
+      expect(await history()).toEqual(before);
+      expect((await statuses('arc-steady')).map((r) => r.status)).toEqual(['success', 'success']);
+    } finally {
+      [azure.rows, azure.clusters] = saved as [unknown[], unknown[]];
+      await fleet().pollOnce();
+    }
+  });
+
   it('stores the same state as the same facts sent through OTLP', async () => {
     const otherDb = await createTestDatabase();
     const other = await startTestHub(otherDb.url);
@@ -203,7 +249,7 @@ describe('Resource Graph poller', () => {
       await seed.close();
       // The facts of the fixture row, as an edge agent would report them over OTLP.
       const mapping = mapFluxConfiguration(nonCompliantFixture(), new Date());
-      const facts = [...mapping.records, mapping.pending[0]!.complete(APP_ENDPOINT)!];
+      const facts = [...mapping.records, ...mapping.pending[0]!.complete(APP_ENDPOINT)];
       const logs = await buildLogRecords(
         facts.map((fact) => ({
           resource: { 'k8s.cluster.name': fact.host.name, 'kalypso.host.type': 'k8s-cluster' },

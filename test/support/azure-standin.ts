@@ -23,8 +23,10 @@ export interface Throttle {
 
 export class AzureStandIn {
   readonly requests: AzureRequest[] = [];
-  /** Flux configuration rows the Resource Graph returns, whatever the subscription. */
+  /** Flux configuration rows the Resource Graph returns, whatever the subscription (table kubernetesconfigurationresources). */
   rows: unknown[] = [];
+  /** Cluster resources — connectedClusters, managedClusters — whole, as ARM has them (table resources). */
+  clusters: unknown[] = [];
   /** Service principals: client id → secret. */
   readonly clients = new Map<string, string>();
   /** Federated tokens accepted as client assertions (workload identity). */
@@ -141,10 +143,15 @@ export class AzureStandIn {
         if (throttle?.retryAfterSeconds !== undefined) headers['retry-after'] = String(throttle.retryAfterSeconds);
         return reply('query', 429, { error: { code: 'RateLimiting', message: 'Please provide below info when asking for support' } }, headers, parsed);
       }
+      let ordered: unknown[];
+      try {
+        ordered = runQuery(parsed.query ?? '', { kubernetesconfigurationresources: this.rows, resources: this.clusters });
+      } catch (error) {
+        return reply('query', 400, { error: { code: 'BadRequest', message: (error as Error).message } }, {}, parsed);
+      }
       const top = Math.min(Number(parsed.options?.['$top'] ?? 100), 1_000);
       const skipToken = parsed.options?.['$skipToken'];
       const offset = typeof skipToken === 'string' ? Number(Buffer.from(skipToken, 'base64').toString('utf8')) : 0;
-      const ordered = [...this.rows].sort((a: any, b: any) => String(a.id).localeCompare(String(b.id)));
       const page = ordered.slice(offset, offset + top);
       const next = offset + top < ordered.length ? Buffer.from(String(offset + top)).toString('base64') : undefined;
       return reply(
@@ -185,6 +192,42 @@ export class AzureStandIn {
       resetsAfter: `00:00:${String(seconds).padStart(2, '0')}`,
     };
   }
+}
+
+/**
+ * The part of the Kusto Query Language the hub's queries use, over whole resource rows: a table,
+ * `where type == '…'` / `where type in~ ('…', …)`, `project` of columns and paths (`a = properties.x.y`,
+ * missing values null as in Resource Graph), and `order by id asc`. Anything else is refused, so a
+ * query the stand-in does not understand fails the test instead of answering something.
+ */
+function runQuery(query: string, tables: Record<string, unknown[]>): unknown[] {
+  const [table = '', ...operators] = query.split('|').map((part) => part.trim());
+  const source = tables[table.toLowerCase()];
+  if (source === undefined) throw new Error(`unknown table ${table}`);
+  let rows = source.map((row) => row as Record<string, unknown>);
+  for (const operator of operators) {
+    let match: RegExpExecArray | null;
+    if ((match = /^where type == '([^']*)'$/i.exec(operator)) !== null) {
+      const type = match[1]!;
+      rows = rows.filter((row) => row['type'] === type);
+    } else if ((match = /^where type in~ \((.*)\)$/i.exec(operator)) !== null) {
+      const types = [...match[1]!.matchAll(/'([^']*)'/g)].map((quoted) => quoted[1]!.toLowerCase());
+      rows = rows.filter((row) => types.includes(String(row['type']).toLowerCase()));
+    } else if ((match = /^project (.+)$/i.exec(operator)) !== null) {
+      const columns = match[1]!.split(',').map((column) => {
+        const [name, path] = column.includes('=') ? column.split('=').map((part) => part.trim()) : [column.trim().split('.').pop()!, column.trim()];
+        return [name!, path!.split('.')] as const;
+      });
+      rows = rows.map((row) =>
+        Object.fromEntries(columns.map(([name, path]) => [name, path.reduce<unknown>((value, key) => (value as Record<string, unknown> | null | undefined)?.[key] ?? null, row)])),
+      );
+    } else if (/^order by id asc$/i.test(operator)) {
+      rows = [...rows].sort((a, b) => String(a['id']).localeCompare(String(b['id'])));
+    } else {
+      throw new Error(`the stand-in does not understand "${operator}"`);
+    }
+  }
+  return rows;
 }
 
 async function readBody(request: IncomingMessage): Promise<string> {

@@ -102,3 +102,80 @@ export function fluxConfigurationRow(options: {
     },
   };
 }
+
+/**
+ * An Arc-enabled cluster as Resource Graph's `resources` table holds it (type
+ * microsoft.kubernetes/connectedclusters; properties after the ARM specification, 2024-01-01).
+ */
+export function connectedClusterRow(options: { cluster: string; connectivityStatus: 'Connecting' | 'Connected' | 'Offline' | 'Expired' | 'AgentNotInstalled'; lastConnectivityTime: string }): any {
+  return {
+    id: `/subscriptions/${SUBSCRIPTION}/resourceGroups/rg-fleet/providers/Microsoft.Kubernetes/connectedClusters/${options.cluster}`,
+    name: options.cluster,
+    type: 'microsoft.kubernetes/connectedclusters',
+    tenantId: TENANT,
+    kind: '',
+    location: 'westeurope',
+    resourceGroup: 'rg-fleet',
+    subscriptionId: SUBSCRIPTION,
+    managedBy: '',
+    sku: null,
+    plan: null,
+    properties: {
+      agentPublicKeyCertificate: 'MIICCgKCAgEAx2cXsExample',
+      kubernetesVersion: '1.30.4',
+      totalNodeCount: 3,
+      totalCoreCount: 12,
+      agentVersion: '1.21.10',
+      provisioningState: 'Succeeded',
+      distribution: 'k3s',
+      distributionVersion: null,
+      infrastructure: 'generic',
+      offering: null,
+      managedIdentityCertificateExpirationTime: '2027-02-10T08:00:00Z',
+      lastConnectivityTime: options.lastConnectivityTime,
+      connectivityStatus: options.connectivityStatus,
+      privateLinkState: 'Disabled',
+      azureHybridBenefit: 'NotApplicable',
+    },
+    tags: {},
+    identity: { type: 'SystemAssigned', principalId: '22222222-2222-2222-2222-222222222222', tenantId: TENANT },
+    zones: null,
+    extendedLocation: null,
+  };
+}
+
+/** An AKS cluster as Resource Graph's `resources` table holds it (type microsoft.containerservice/managedclusters). */
+export function managedClusterRow(options: { cluster: string; powerState: 'Running' | 'Stopped' }): any {
+  return {
+    id: `/subscriptions/${SUBSCRIPTION}/resourceGroups/rg-fleet/providers/Microsoft.ContainerService/managedClusters/${options.cluster}`,
+    name: options.cluster,
+    type: 'microsoft.containerservice/managedclusters',
+    tenantId: TENANT,
+    kind: 'Base',
+    location: 'westeurope',
+    resourceGroup: 'rg-fleet',
+    subscriptionId: SUBSCRIPTION,
+    managedBy: '',
+    sku: { name: 'Base', tier: 'Standard' },
+    plan: null,
+    properties: {
+      provisioningState: 'Succeeded',
+      powerState: { code: options.powerState },
+      kubernetesVersion: '1.30',
+      currentKubernetesVersion: '1.30.6',
+      dnsPrefix: `${options.cluster}-dns`,
+      fqdn: `${options.cluster}-dns-abc123.hcp.westeurope.azmk8s.io`,
+      azurePortalFQDN: `${options.cluster}-dns-abc123.portal.hcp.westeurope.azmk8s.io`,
+      agentPoolProfiles: [
+        { name: 'system', count: 3, vmSize: 'Standard_D4ds_v5', osType: 'Linux', mode: 'System', powerState: { code: options.powerState }, provisioningState: 'Succeeded' },
+      ],
+      nodeResourceGroup: `MC_rg-fleet_${options.cluster}_westeurope`,
+      enableRBAC: true,
+      networkProfile: { networkPlugin: 'azure', networkPolicy: 'cilium', loadBalancerSku: 'standard' },
+    },
+    tags: {},
+    identity: { type: 'SystemAssigned', principalId: '33333333-3333-3333-3333-333333333333', tenantId: TENANT },
+    zones: null,
+    extendedLocation: null,
+  };
+}

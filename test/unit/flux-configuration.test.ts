@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { clusterIdOf, clusterLiveness } from '../../src/normalize/azure-clusters.ts';
 import { clusterOf, mapFluxConfiguration, targetOfKustomization } from '../../src/normalize/flux-configuration.ts';
-import { fluxConfigurationRow, nonCompliantFixture } from '../support/flux-configurations.ts';
+import { fluxConfigurationRow, nonCompliantFixture, SUBSCRIPTION } from '../support/flux-configurations.ts';
 
 const POLLED = new Date('2026-11-20T10:00:00Z');
 const HEX = '4f6e2a9c1d3b5e7f9a0b2c4d6e8f0a1b3c5d7e9f';
@@ -29,7 +30,8 @@ describe('mapFluxConfiguration', () => {
         commitId: HEX,
         status: 'success',
         statusMessage: `Applied revision: dev@sha1:${HEX}`,
-        observedAt: new Date('2026-11-20T09:19:12Z'),
+        // Since its own Ready transition (the configuration's statusUpdatedAt is its last change).
+        observedAt: new Date('2026-11-20T09:14:09Z'),
       },
     ]);
     expect(mapping.pending).toHaveLength(1);
@@ -40,13 +42,13 @@ describe('mapFluxConfiguration', () => {
       workload: 'hello-world',
       deploymentTarget: 'functional-test',
     });
-    expect(mapping.pending[0]!.complete('https://github.com/contoso/app-gitops/dev/functional-test')).toMatchObject({
+    expect(mapping.pending[0]!.complete('https://github.com/contoso/app-gitops/dev/functional-test')).toMatchObject([{
       reconciler: { name: 'dev.kaizen.greeting-app.hello-world.functional-test', type: 'flux' },
       manifests: { endpoint: 'https://github.com/contoso/app-gitops/dev/functional-test' },
       // No revision in a failed health check's message: the configuration's synced commit is what it applies.
       commitId: HEX,
       status: 'failure',
-    });
+    }]);
   });
 
   it('maps compliance states: Compliant → success, Pending/Unknown/Suspended → in progress', () => {
@@ -105,5 +107,43 @@ describe('helpers', () => {
     });
     expect(targetOfKustomization('gitops-apps')).toBeUndefined();
     expect(targetOfKustomization('a..b')).toBeUndefined();
+  });
+});
+
+describe('cluster liveness', () => {
+  const polled = new Date('2026-11-23T12:00:00Z');
+  const arc = (connectivityStatus: string, lastConnectivityTime: string | null) => ({
+    id: '/subscriptions/s/resourceGroups/rg/providers/Microsoft.Kubernetes/connectedClusters/Edge-01',
+    type: 'microsoft.kubernetes/connectedclusters',
+    connectivityStatus,
+    lastConnectivityTime,
+    powerState: null,
+  });
+
+  it('keeps a steady connected cluster alive days after its configuration last changed', () => {
+    const liveness = clusterLiveness(arc('Connected', '2026-11-23T11:58:00Z'), polled)!;
+    expect(liveness).toEqual({ clusterId: '/subscriptions/s/resourcegroups/rg/providers/microsoft.kubernetes/connectedclusters/edge-01', state: 'Connected', aliveAt: polled });
+    const row = fluxConfigurationRow({ cluster: 'edge-01', commit: HEX, compliance: 'Compliant', statusUpdatedAt: '2026-11-20T09:00:00Z' });
+    const records = mapFluxConfiguration(row, polled, liveness).records;
+    // Each reconciler: its state since it began, then confirmed at the poll.
+    expect(records.map((record) => [record.reconciler.name, record.observedAt.toISOString()])).toEqual([
+      ['gitops', '2026-11-20T09:00:00.000Z'],
+      ['gitops', polled.toISOString()],
+      ['gitops-apps', '2026-11-20T09:00:00.000Z'],
+      ['gitops-apps', polled.toISOString()],
+    ]);
+  });
+
+  it('last hears from an offline or expired cluster at its last heartbeat, from a stopped AKS cluster never', () => {
+    expect(clusterLiveness(arc('Offline', '2026-11-23T10:00:00Z'), polled)?.aliveAt).toEqual(new Date('2026-11-23T10:00:00Z'));
+    expect(clusterLiveness(arc('Expired', null), polled)?.aliveAt).toBeUndefined();
+    const aks = (powerState: string) => ({ id: '/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/aks-1', type: 'Microsoft.ContainerService/managedClusters', powerState });
+    expect(clusterLiveness(aks('Running'), polled)).toMatchObject({ state: 'Running', aliveAt: polled });
+    expect(clusterLiveness(aks('Stopped'), polled)).toMatchObject({ state: 'Stopped', aliveAt: undefined });
+  });
+
+  it('finds a configuration’s cluster by its resource id, whatever the case', () => {
+    const row = fluxConfigurationRow({ cluster: 'Edge-01', commit: HEX, compliance: 'Compliant' });
+    expect(clusterIdOf(row.id)).toBe(`/subscriptions/${SUBSCRIPTION}/resourcegroups/rg-fleet/providers/microsoft.kubernetes/connectedclusters/edge-01`);
   });
 });

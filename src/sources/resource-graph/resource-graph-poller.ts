@@ -1,9 +1,11 @@
-// One poll loop per Resource Graph source: query every Flux configuration of its subscriptions,
-// map them to real state, store it, and remove the reconcilers this source reported before but
-// no longer sees. A failing source reports why and keeps trying; it never stops the others.
+// One poll loop per Resource Graph source: query every Flux configuration of its subscriptions and
+// the liveness of their clusters, map them to real state, store it, and remove the reconcilers this
+// source reported before but no longer sees. A failing source reports why and keeps trying; it never
+// stops the others.
 import type { Kysely } from 'kysely';
 import type { Logger } from '../../log/logger.ts';
 import type { NormalizedRecord, RealStateRecord } from '../../model/deployment-records.ts';
+import { CLUSTER_LIVENESS_QUERY, type ClusterLiveness, clusterIdOf, clusterLiveness } from '../../normalize/azure-clusters.ts';
 import { mapFluxConfiguration } from '../../normalize/flux-configuration.ts';
 import type { ResourceGraphSourceSpec } from '../../normalize/kube-resources.ts';
 import type { HubDatabase } from '../../store/database-schema.ts';
@@ -97,16 +99,24 @@ export class ResourceGraphPoller {
     try {
       this.#query ??= await this.#deps.connect(this.#source);
       const result = await this.#query.queryAll(this.#source.subscriptions, FLUX_CONFIGURATIONS_QUERY, this.#stop.signal);
-      metrics.requests.inc(labels, result.requests);
-      metrics.throttled.inc(labels, result.throttled);
-      const { records, ignored } = await this.#map(result.rows, started);
+      const clusters = await this.#query.queryAll(this.#source.subscriptions, CLUSTER_LIVENESS_QUERY, this.#stop.signal);
+      metrics.requests.inc(labels, result.requests + clusters.requests);
+      metrics.throttled.inc(labels, result.throttled + clusters.throttled);
+      const liveness = new Map<string, ClusterLiveness>();
+      for (const row of clusters.rows) {
+        const cluster = clusterLiveness(row, started);
+        if (cluster !== undefined) liveness.set(cluster.clusterId, cluster);
+      }
+      const { records, ignored } = await this.#map(result.rows, liveness, started);
       await this.#deps.sink.write(records);
       const removed = await this.#collectGarbage(records, started);
+      // A record and its confirmation are one reconciler.
+      const reconcilers = new Set(records.map((record) => `${record.host.name}\u0000${record.reconciler.name}`)).size;
       metrics.rows.set(labels, result.rows.length);
-      metrics.upserted.inc(labels, records.length);
+      metrics.upserted.inc(labels, reconcilers);
       metrics.removed.inc(labels, removed);
       metrics.lastSuccess.set(labels, this.#deps.clock().getTime() / 1_000);
-      const outcome = { rows: result.rows.length, reconcilers: records.length, removed, requests: result.requests, ignored };
+      const outcome = { rows: result.rows.length, reconcilers, removed, requests: result.requests + clusters.requests, ignored };
       this.#onStatus({
         ready: true,
         reason: 'Polled',
@@ -136,12 +146,18 @@ export class ResourceGraphPoller {
     }
   }
 
-  async #map(rows: readonly unknown[], polledAt: Date): Promise<{ records: RealStateRecord[]; ignored: string[] }> {
+  async #map(
+    rows: readonly unknown[],
+    liveness: ReadonlyMap<string, ClusterLiveness>,
+    polledAt: Date,
+  ): Promise<{ records: RealStateRecord[]; ignored: string[] }> {
     const records: RealStateRecord[] = [];
     const ignored: string[] = [];
     const pending: ReturnType<typeof mapFluxConfiguration>['pending'] = [];
     for (const row of rows) {
-      const mapping = mapFluxConfiguration(row, polledAt);
+      const id = typeof (row as { id?: unknown } | null)?.id === 'string' ? (row as { id: string }).id : '';
+      const cluster = clusterIdOf(id);
+      const mapping = mapFluxConfiguration(row, polledAt, cluster === undefined ? undefined : liveness.get(cluster));
       if (mapping.rejected !== undefined) ignored.push(mapping.rejected);
       records.push(...mapping.records);
       pending.push(...mapping.pending);
@@ -150,11 +166,11 @@ export class ResourceGraphPoller {
     const endpoints = await targetEndpoints(this.#deps.db, pending.map((entry) => entry.target));
     for (const entry of pending) {
       const endpoint = endpoints.get(targetKey(entry.target));
-      const record = endpoint === undefined ? undefined : entry.complete(endpoint);
-      if (record === undefined) {
+      const completed = endpoint === undefined ? [] : entry.complete(endpoint);
+      if (completed.length === 0) {
         ignored.push(`no deployment target ${entry.target.environment}/${entry.target.workload}/${entry.target.deploymentTarget} is known yet`);
       } else {
-        records.push(record);
+        records.push(...completed);
       }
     }
     return { records: records.map((record) => ({ ...record, reportedBy: this.reportedBy })), ignored };
