@@ -75,6 +75,8 @@ process.env.AZURE_AUTHORITY_HOST = azure.url;
 const source = {
   name: 'bench',
   subscriptions: [SUBSCRIPTION],
+  defaultWorkspace: undefined,
+  defaultApplication: undefined,
   tenant: TENANT,
   credential: { kind: 'client-secret-file', clientId: 'sp-bench', secretFile } as const,
   intervalMs: 600_000,

@@ -138,6 +138,13 @@ export interface ResourceGraphSourceSpec {
   readonly name: string;
   readonly subscriptions: readonly string[];
   readonly tenant: string;
+  /**
+   * Where application Kustomizations named `env.workload.target` (no workspace, no application)
+   * belong when several deployment targets would match: what the original hub's WORKSPACE and
+   * APPLICATION environment variables said.
+   */
+  readonly defaultWorkspace: string | undefined;
+  readonly defaultApplication: string | undefined;
   readonly credential:
     | { readonly kind: 'managed-identity'; readonly clientId: string | undefined }
     | { readonly kind: 'client-secret'; readonly secretName: string }
@@ -166,7 +173,14 @@ export function parseResourceGraphSpec(
   if (subscriptions.length === 0) read.fail(at('subscription'), 'is missing');
   const tenant = read.requiredString(at('tenant'), fields['tenant']);
   const managedIdentity = read.optionalString(at('managedIdentity'), fields['managedIdentity']);
-  const secretName = read.optionalString(at('secretRef.name'), map(fields['secretRef'])['name']);
+  // The original hub's manifests name the Secret directly; ours as {name}. Both are accepted.
+  const secretRef = fields['secretRef'];
+  const secretName =
+    typeof secretRef === 'string' || secretRef === undefined || secretRef === null
+      ? read.optionalString(at('secretRef'), secretRef ?? undefined)
+      : read.optionalString(at('secretRef.name'), map(secretRef)['name']);
+  const defaultWorkspace = read.optionalString(at('defaultWorkspace'), fields['defaultWorkspace']);
+  const defaultApplication = read.optionalString(at('defaultApplication'), fields['defaultApplication']);
   const clientId = read.optionalString(at('clientId'), fields['clientId']);
   const secretFile = read.optionalString(at('clientSecretFile'), fields['clientSecretFile'], 4096);
   const intervalText = read.optionalString(at('interval'), fields['interval'], 32);
@@ -183,6 +197,8 @@ export function parseResourceGraphSpec(
       name,
       subscriptions,
       tenant,
+      defaultWorkspace,
+      defaultApplication,
       credential:
         secretName !== undefined
           ? { kind: 'client-secret', secretName }

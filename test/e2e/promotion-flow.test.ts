@@ -16,6 +16,7 @@ import type { RunningHub } from '../../src/hub.ts';
 import { AZURE_RESOURCE_GRAPHS, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
 import { shortCommit } from '../../src/ui/app/format.ts';
 import { launchBrowser } from '../support/browser.ts';
+import { hubCrdSchemas } from '../support/crd-schemas.ts';
 import { FakeKubeApiServer } from '../support/kube-apiserver.ts';
 import { Cluster, type ClusterChannel, DescriptorFlux, type FlowWorkload, GitOpsRepository, SimulatedClock } from '../support/promotion-flow.ts';
 import { randomName } from '../support/random-ids.ts';
@@ -118,7 +119,7 @@ beforeAll(async () => {
   // Some 25 minutes pass in the scenario (a silent cluster must outlast stale-after), all of them
   // before the real now: the hub caps a report's time at its receipt.
   clock = new SimulatedClock(new Date(Date.now() - 45 * 60_000));
-  api = new FakeKubeApiServer([DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS]);
+  api = new FakeKubeApiServer([DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS], { schemas: await hubCrdSchemas() });
   api.now = () => clock.now();
   await api.start();
   testDb = await createTestDatabase();

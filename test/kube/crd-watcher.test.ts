@@ -8,6 +8,7 @@ import { AZURE_RESOURCE_GRAPHS, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, REC
 import { AzureStandIn } from '../support/azure-standin.ts';
 import { testTls } from '../support/global-tls.ts';
 import { fluxConfigurationRow } from '../support/flux-configurations.ts';
+import { hubCrdSchemas } from '../support/crd-schemas.ts';
 import { FakeKubeApiServer, SECRETS } from '../support/kube-apiserver.ts';
 import { isAllowed, loadHubRoles, requestAttributes } from '../support/rbac.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -63,7 +64,8 @@ function reconciler(name: string, deployment: Record<string, unknown>, spec: Rec
 const ready = (object: any) => object?.status?.conditions?.find((condition: any) => condition.type === 'Ready');
 
 beforeAll(async () => {
-  api = new FakeKubeApiServer([DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS]);
+  // The hub's kinds with their CRDs' schemas: unknown fields are pruned as an API server prunes them.
+  api = new FakeKubeApiServer([DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS], { schemas: await hubCrdSchemas() });
   api.now = () => new Date(clock);
   await api.start();
   azure = new AzureStandIn(await testTls());
@@ -198,6 +200,20 @@ describe('Reconciler', () => {
     });
   });
 
+  it('keeps the type of a Reconciler written with the original hub’s spec.type, which the CRD declares', async () => {
+    api.apply(RECONCILERS, reconciler('older', { gitOpsCommitId: HEX, status: 'success' }, { reconcilerType: undefined, type: 'argocd', unknownField: 'pruned' }));
+    expect(api.get(RECONCILERS, 'dev', 'older')!.spec).toMatchObject({ type: 'argocd' });
+    expect(api.get(RECONCILERS, 'dev', 'older')!.spec.unknownField).toBeUndefined();
+    const [row] = await waitFor(
+      async () => {
+        const rows = await testDb.query<{ type: string }>(`SELECT r.type FROM reconciler r JOIN host h ON h.id = r.host_id WHERE h.name = 'host-older'`);
+        return rows.length > 0 ? rows : undefined;
+      },
+      'the reconciler',
+    );
+    expect(row).toEqual({ type: 'argocd' });
+  });
+
   it('takes a deleted Reconciler out of the current state and keeps its history', async () => {
     api.apply(RECONCILERS, reconciler('r2', { gitOpsCommitId: HEX, status: 'success' }));
     await waitFor(async () => (await stateOf('host-r2')) !== undefined, 'recorded');
@@ -258,6 +274,23 @@ describe('AzureResourceGraph', () => {
 
     api.delete(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'fleet');
     await waitFor(() => hub.resourceGraph.get('kalypso-system/fleet') === undefined, 'the poll loop stopped');
+  });
+
+  it('takes secretRef as the original hub wrote it, a plain Secret name', async () => {
+    api.apply(SECRETS, {
+      metadata: { name: 'plain-credentials', namespace: 'kalypso-system' },
+      data: { clientId: Buffer.from('sp-arg').toString('base64'), clientSecret: Buffer.from('arg-secret').toString('base64') },
+    });
+    api.apply(AZURE_RESOURCE_GRAPHS, {
+      metadata: { name: 'plain', namespace: 'kalypso-system' },
+      spec: { subscription: 'sub-1', tenant: 'tenant-1', secretRef: 'plain-credentials', interval: '10m' },
+    });
+    expect(api.get(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'plain')!.spec.secretRef).toBe('plain-credentials');
+    expect(await waitFor(() => (ready(api.get(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'plain'))?.status === 'True' ? ready(api.get(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'plain')) : undefined), 'Ready=True')).toMatchObject({
+      reason: 'Polled',
+    });
+    api.delete(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'plain');
+    await waitFor(() => hub.resourceGraph.get('kalypso-system/plain') === undefined, 'the poll loop stopped');
   });
 
   it('reports a wrong secret as an authentication failure', async () => {
@@ -329,12 +362,14 @@ describe('status subresource', () => {
     const client = api.kubeConfig('someone-else').makeApiClient(CustomObjectsApi);
     api.apply(RECONCILERS, reconciler('contended', { gitOpsCommitId: HEX, status: 'success' }));
     const stale = api.get(RECONCILERS, 'dev', 'contended')!;
-    api.setStatus(RECONCILERS, 'dev', 'contended', { note: 'someone else wrote first' }, 'other-controller');
+    // Another controller's condition (a field the CRD declares: the API server prunes the others).
+    const verified = { type: 'Verified', status: 'True', reason: 'Checked', message: 'someone else wrote first' };
+    api.setStatus(RECONCILERS, 'dev', 'contended', { conditions: [verified] }, 'other-controller');
     const params = { group: RECONCILERS.group, version: RECONCILERS.version, plural: RECONCILERS.plural, namespace: 'dev', name: 'contended' };
     await expect(client.replaceNamespacedCustomObjectStatus({ ...params, body: { ...stale, status: { note: 'mine' } } })).rejects.toMatchObject({ code: 409 });
     // The hub's merge patch does not conflict, and keeps the other writer's fields.
     const object = await waitFor(() => (ready(api.get(RECONCILERS, 'dev', 'contended'))?.status === 'True' ? api.get(RECONCILERS, 'dev', 'contended') : undefined), 'Ready');
-    expect(object.status.note).toBe('someone else wrote first');
+    expect(object.status.conditions).toContainEqual(verified);
   });
 });
 

@@ -27,10 +27,13 @@ function jsonSchema(node: any): any {
   );
 }
 
-/** Structural-schema rules: every node has a type; required names exist; objects declare properties. */
+/**
+ * Structural-schema rules: every node has a type (unless it keeps unknown fields, as Kubernetes
+ * allows); required names exist; objects declare properties.
+ */
 function structuralProblems(node: any, path: string): string[] {
   const problems: string[] = [];
-  if (typeof node.type !== 'string') problems.push(`${path}: no type`);
+  if (typeof node.type !== 'string' && node['x-kubernetes-preserve-unknown-fields'] !== true) problems.push(`${path}: no type`);
   for (const name of node.required ?? []) if (node.properties?.[name] === undefined) problems.push(`${path}: required ${name} undefined`);
   for (const [name, child] of Object.entries(node.properties ?? {})) problems.push(...structuralProblems(child, `${path}.${name}`));
   if (node.items !== undefined) problems.push(...structuralProblems(node.items, `${path}[]`));

@@ -20,6 +20,8 @@ const log = createLogger('silent');
 const source = (credential: ResourceGraphSourceSpec['credential']): ResourceGraphSourceSpec => ({
   name: 'test',
   subscriptions: [SUBSCRIPTION],
+  defaultWorkspace: undefined,
+  defaultApplication: undefined,
   tenant: TENANT,
   credential,
   intervalMs: 60_000,

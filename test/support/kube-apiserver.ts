@@ -56,8 +56,12 @@ export class FakeKubeApiServer {
   now: () => Date = () => new Date();
   readonly requests: RecordedRequest[] = [];
 
-  constructor(resources: readonly ResourceRef[]) {
+  /** openAPIV3Schema per `group/plural`: objects are pruned to it, as an API server prunes custom resources. */
+  readonly #schemas: ReadonlyMap<string, Json>;
+
+  constructor(resources: readonly ResourceRef[], options: { readonly schemas?: ReadonlyMap<string, Json> } = {}) {
     for (const resource of [...resources, LEASES, SECRETS]) this.#kinds.set(`${resource.group}/${resource.plural}`, resource);
+    this.#schemas = options.schemas ?? new Map();
   }
 
   async start(): Promise<void> {
@@ -257,9 +261,18 @@ export class FakeKubeApiServer {
     response.on('close', () => this.#watchers.delete(watcher));
   }
 
+  /** Drops the fields the resource's structural schema does not declare (metadata is the server's). */
+  #pruned(key: string, object: Json): Json {
+    const schema = this.#schemas.get(key);
+    if (schema === undefined) return object;
+    const { apiVersion, kind, metadata, ...rest } = object;
+    return { ...(pruneUnknownFields(rest, schema) as Json), apiVersion, kind, metadata };
+  }
+
   #create(resource: ResourceRef, object: Json, manager: string): Json {
     const key = this.#key(resource);
     const now = this.now();
+    object = this.#pruned(key, object);
     const created = {
       ...object,
       apiVersion: resource.group === '' ? resource.version : `${resource.group}/${resource.version}`,
@@ -282,6 +295,7 @@ export class FakeKubeApiServer {
   #update(resource: ResourceRef, id: string, next: Json, write: { manager: string; subresource: string | undefined }): Json {
     const key = this.#key(resource);
     const existing = this.#objects.get(key)!.get(id)!;
+    next = this.#pruned(key, next);
     const specChanged = JSON.stringify(existing.spec) !== JSON.stringify(next.spec);
     const fields = (existing.metadata.managedFields ?? []).filter(
       (entry: Json) => !(entry.manager === write.manager && entry.subresource === write.subresource),
@@ -371,4 +385,20 @@ async function readJson(request: IncomingMessage): Promise<Json | undefined> {
   for await (const chunk of request) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
   return text === '' ? undefined : (JSON.parse(text) as Json);
+}
+
+/**
+ * Structural pruning, as an API server applies it to custom resources: an object schema keeps the
+ * properties it declares (and, with additionalProperties, every key pruned to that schema); a node
+ * marked x-kubernetes-preserve-unknown-fields keeps everything; arrays are pruned item by item.
+ */
+export function pruneUnknownFields(value: unknown, schema: Json): unknown {
+  if (schema['x-kubernetes-preserve-unknown-fields'] === true || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return schema.items === undefined ? value : value.map((item) => pruneUnknownFields(item, schema.items));
+  const kept: Json = {};
+  for (const [name, child] of Object.entries(value)) {
+    const declared = schema.properties?.[name] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    if (declared !== undefined) kept[name] = pruneUnknownFields(child, declared);
+  }
+  return kept;
 }
