@@ -175,10 +175,14 @@ export function parseResourceGraphSpec(
   const managedIdentity = read.optionalString(at('managedIdentity'), fields['managedIdentity']);
   // The original hub's manifests name the Secret directly; ours as {name}. Both are accepted.
   const secretRef = fields['secretRef'];
-  const secretName =
-    typeof secretRef === 'string' || secretRef === undefined || secretRef === null
-      ? read.optionalString(at('secretRef'), secretRef ?? undefined)
-      : read.optionalString(at('secretRef.name'), map(secretRef)['name']);
+  let secretName: string | undefined;
+  if (typeof secretRef === 'string' || secretRef === undefined || secretRef === null) {
+    secretName = read.optionalString(at('secretRef'), secretRef ?? undefined);
+  } else if (typeof secretRef === 'object' && !Array.isArray(secretRef)) {
+    secretName = read.requiredString(at('secretRef.name'), map(secretRef)['name']);
+  } else {
+    read.fail(at('secretRef'), `must be a Secret name or {name: …}, got ${describeType(secretRef)}`);
+  }
   const defaultWorkspace = read.optionalString(at('defaultWorkspace'), fields['defaultWorkspace']);
   const defaultApplication = read.optionalString(at('defaultApplication'), fields['defaultApplication']);
   const clientId = read.optionalString(at('clientId'), fields['clientId']);

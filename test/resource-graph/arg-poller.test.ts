@@ -9,6 +9,11 @@ import type { RunningHub } from '../../src/hub.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { mapFluxConfiguration } from '../../src/normalize/flux-configuration.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
+import { credentialFor } from '../../src/sources/resource-graph/credentials.ts';
+import { createResourceGraphMetrics } from '../../src/sources/resource-graph/resource-graph-metrics.ts';
+import { ResourceGraphPoller } from '../../src/sources/resource-graph/resource-graph-poller.ts';
+import { createResourceGraphQuery } from '../../src/sources/resource-graph/resource-graph-query.ts';
+import { Registry } from 'prom-client';
 import { connectDatabase } from '../../src/store/connect.ts';
 import { AzureStandIn } from '../support/azure-standin.ts';
 import { testTls } from '../support/global-tls.ts';
@@ -282,6 +287,59 @@ describe('Resource Graph poller', () => {
     } finally {
       await other.stop();
       await otherDb.drop();
+    }
+  });
+
+  it('reports an application Kustomization named env.workload.target that several targets match, and takes a configured default', async () => {
+    // cart's edge target exists in two workspaces; a three-part name does not say which.
+    const endpoint = (workspace: string) => `https://github.com/contoso/${workspace}-gitops/dev/cart-edge`;
+    await new RecordWriter(hub.database.db, createLogger('silent'), { retryAfterSeconds: 1 }).write(
+      ['north', 'south'].map((workspace) => ({
+        ...descriptorRecord({ workspace, application: 'shop', environment: 'dev', target: 'edge', endpoint: endpoint(workspace), version: '2.0.0', commit: HEX, at: new Date() }),
+        workload: { name: 'cart', source: undefined },
+      })),
+    );
+    const saved = azure.rows;
+    azure.rows = [row('shop-1', { statuses: [{ name: 'dev.cart.edge', compliance: 'Compliant', message: `Applied revision: dev@sha1:${HEX}` }] })];
+    const metrics = createResourceGraphMetrics(new Registry());
+    const poller = (name: string, defaults: { defaultWorkspace?: string; defaultApplication?: string }) =>
+      new ResourceGraphPoller(
+        {
+          name,
+          subscriptions: [SUBSCRIPTION],
+          tenant: TENANT,
+          defaultWorkspace: defaults.defaultWorkspace,
+          defaultApplication: defaults.defaultApplication,
+          credential: { kind: 'client-secret-file', clientId: 'sp-fleet', secretFile: path.join(directory, 'good-secret') },
+          intervalMs: 600_000,
+        },
+        {
+          sink: new RecordWriter(hub.database.db, createLogger('silent'), { retryAfterSeconds: 1 }),
+          db: hub.database.db,
+          connect: async (spec) => await createResourceGraphQuery(await credentialFor(spec, process.env, undefined), azure.url, createLogger('silent')),
+          metrics,
+          log: createLogger('silent'),
+          clock: () => new Date(),
+        },
+        () => undefined,
+      );
+    const cartState = () => testDb.query<{ endpoint: string }>(
+      `SELECT me.endpoint FROM deployment_state s JOIN reconciler r ON r.id = s.reconciler_id JOIN manifests_endpoint me ON me.id = s.manifests_endpoint_id
+        WHERE r.name = 'dev.cart.edge'`,
+    );
+    try {
+      const guessed = await poller('names', {}).pollOnce();
+      expect(guessed.ignored).toContain(
+        '2 deployment targets match dev/cart/edge (north/shop, south/shop): name the Kustomization env.workspace.application.workload.target, or set defaultWorkspace and defaultApplication',
+      );
+      expect(await cartState()).toEqual([]);
+      expect(await metrics.ambiguous.get()).toMatchObject({ values: [{ labels: { source: 'names' }, value: 1 }] });
+
+      const settled = await poller('names-defaulted', { defaultWorkspace: 'south', defaultApplication: 'shop' }).pollOnce();
+      expect(settled.ignored).toEqual([]);
+      expect(await cartState()).toEqual([{ endpoint: endpoint('south') }]);
+    } finally {
+      azure.rows = saved;
     }
   });
 });

@@ -31,6 +31,11 @@ describe('--arg-config', () => {
     expect((await loadArgConfig(json))[0]?.credential).toEqual({ kind: 'client-secret-file', clientId: 'c', secretFile: '/run/secret' });
   });
 
+  it('takes a default workspace and application for Kustomizations named env.workload.target', async () => {
+    const yaml = await file('d.yaml', '- { name: edge, subscription: s, tenant: t, defaultWorkspace: kaizen, defaultApplication: greeting-app }\n');
+    expect(await loadArgConfig(yaml)).toMatchObject([{ name: 'edge', defaultWorkspace: 'kaizen', defaultApplication: 'greeting-app' }]);
+  });
+
   it.each([
     ['a missing name', '- { subscription: s, tenant: t }', /\[0\]\.name: is missing/],
     ['a missing tenant', '- { name: a, subscription: s }', /\[0\]\.tenant is missing/],
@@ -38,6 +43,7 @@ describe('--arg-config', () => {
     ['two credentials', '- { name: a, subscription: s, tenant: t, managedIdentity: m, clientSecretFile: /x, clientId: c }', /\[0\]\.managedIdentity cannot be combined/],
     ['a duplicate name', '- { name: a, subscription: s, tenant: t }\n- { name: a, subscription: s, tenant: t }', /\[1\]\.name: "a" is used twice/],
     ['no list', 'name: a', /expected a list of sources/],
+    ['a secretRef that is neither a name nor {name}', '- { name: a, subscription: s, tenant: t, secretRef: 7 }', /\[0\]\.secretRef must be/],
   ])('stops on %s, naming the entry and field', async (_name, text, message) => {
     const target = await file('bad.yaml', text);
     await expect(loadArgConfig(target)).rejects.toThrow(ConfigError);

@@ -9,6 +9,7 @@ export interface ResourceGraphMetrics {
   readonly requests: Counter<'source'>;
   readonly throttled: Counter<'source'>;
   readonly errors: Counter<'source'>;
+  readonly ambiguous: Gauge<'source'>;
 }
 
 export function createResourceGraphMetrics(registry: Registry): ResourceGraphMetrics {
@@ -22,5 +23,11 @@ export function createResourceGraphMetrics(registry: Registry): ResourceGraphMet
     requests: new Counter({ name: 'kalypso_arg_requests_total', help: 'Resource Graph query requests (pages and retries).', labelNames, registers }),
     throttled: new Counter({ name: 'kalypso_arg_throttled_total', help: 'Resource Graph requests answered 429.', labelNames, registers }),
     errors: new Counter({ name: 'kalypso_arg_poll_errors_total', help: 'Polls that failed.', labelNames, registers }),
+    ambiguous: new Gauge({
+      name: 'kalypso_arg_ambiguous_kustomizations',
+      help: 'Application Kustomizations of the last poll named env.workload.target that several deployment targets match (not recorded).',
+      labelNames,
+      registers,
+    }),
   };
 }

@@ -163,16 +163,31 @@ export class ResourceGraphPoller {
       pending.push(...mapping.pending);
       ignored.push(...mapping.ignored);
     }
-    const endpoints = await targetEndpoints(this.#deps.db, pending.map((entry) => entry.target));
-    for (const entry of pending) {
-      const endpoint = endpoints.get(targetKey(entry.target));
-      const completed = endpoint === undefined ? [] : entry.complete(endpoint);
-      if (completed.length === 0) {
-        ignored.push(`no deployment target ${entry.target.environment}/${entry.target.workload}/${entry.target.deploymentTarget} is known yet`);
+    // A name without workspace and application (`env.workload.target`) takes the source's defaults.
+    const { defaultWorkspace, defaultApplication } = this.#source;
+    const references = pending.map((entry) =>
+      entry.target.workspace === undefined ? { ...entry.target, workspace: defaultWorkspace, application: entry.target.application ?? defaultApplication } : entry.target,
+    );
+    const endpoints = await targetEndpoints(this.#deps.db, references);
+    let ambiguous = 0;
+    pending.forEach((entry, index) => {
+      const reference = references[index]!;
+      const matches = endpoints.get(targetKey(reference)) ?? [];
+      const name = `${reference.environment}/${reference.workload}/${reference.deploymentTarget}`;
+      if (matches.length === 0) {
+        ignored.push(`no deployment target ${name} is known yet`);
+      } else if (matches.length > 1) {
+        // Which one is a guess: say so, and how to settle it, rather than take one silently.
+        ambiguous += 1;
+        ignored.push(
+          `${matches.length} deployment targets match ${name} (${matches.map((match) => `${match.workspace}/${match.application}`).join(', ')}): ` +
+            'name the Kustomization env.workspace.application.workload.target, or set defaultWorkspace and defaultApplication',
+        );
       } else {
-        records.push(...completed);
+        records.push(...entry.complete(matches[0]!.endpoint));
       }
-    }
+    });
+    this.#deps.metrics.ambiguous.set({ source: this.#source.name }, ambiguous);
     return { records: records.map((record) => ({ ...record, reportedBy: this.reportedBy })), ignored };
   }
 
