@@ -1,6 +1,7 @@
 // The CRD watcher against a stand-in API server speaking the real protocol to the real
 // @kubernetes/client-node: resources reach PostgreSQL, statuses come back, and the watch
 // survives dropped connections and expired resource versions.
+import { randomUUID } from 'node:crypto';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
@@ -276,19 +277,21 @@ describe('AzureResourceGraph', () => {
     await waitFor(() => hub.resourceGraph.get('kalypso-system/fleet') === undefined, 'the poll loop stopped');
   });
 
-  it('takes secretRef as the original hub wrote it, a plain Secret name', async () => {
+  it('takes secretRef as the original hub wrote it, a plain Secret name, and its default workspace and application', async () => {
+    const [workspace, application] = [`ws-${randomUUID().slice(0, 8)}`, `app-${randomUUID().slice(0, 8)}`];
     api.apply(SECRETS, {
       metadata: { name: 'plain-credentials', namespace: 'kalypso-system' },
       data: { clientId: Buffer.from('sp-arg').toString('base64'), clientSecret: Buffer.from('arg-secret').toString('base64') },
     });
     api.apply(AZURE_RESOURCE_GRAPHS, {
       metadata: { name: 'plain', namespace: 'kalypso-system' },
-      spec: { subscription: 'sub-1', tenant: 'tenant-1', secretRef: 'plain-credentials', interval: '10m' },
+      spec: { subscription: 'sub-1', tenant: 'tenant-1', secretRef: 'plain-credentials', interval: '10m', defaultWorkspace: workspace, defaultApplication: application },
     });
-    expect(api.get(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'plain')!.spec.secretRef).toBe('plain-credentials');
+    expect(api.get(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'plain')!.spec).toMatchObject({ secretRef: 'plain-credentials', defaultWorkspace: workspace, defaultApplication: application });
     expect(await waitFor(() => (ready(api.get(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'plain'))?.status === 'True' ? ready(api.get(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'plain')) : undefined), 'Ready=True')).toMatchObject({
       reason: 'Polled',
     });
+    expect(hub.resourceGraph.get('kalypso-system/plain')!.source).toMatchObject({ defaultWorkspace: workspace, defaultApplication: application });
     api.delete(AZURE_RESOURCE_GRAPHS, 'kalypso-system', 'plain');
     await waitFor(() => hub.resourceGraph.get('kalypso-system/plain') === undefined, 'the poll loop stopped');
   });

@@ -60,6 +60,11 @@ export class ResourceGraphPoller {
     return `arg:${this.#source.name}`;
   }
 
+  /** The spec the loop polls with now (its resource may have been edited since it started). */
+  get source(): ResourceGraphSourceSpec {
+    return this.#source;
+  }
+
   /** The outcome of the latest poll (also written to the resource's Ready condition). */
   get lastStatus(): PollStatus | undefined {
     return this.#lastStatus;
