@@ -338,6 +338,9 @@ describe('Resource Graph poller', () => {
       const settled = await poller('names-defaulted', { defaultWorkspace: 'south', defaultApplication: 'shop' }).pollOnce();
       expect(settled.ignored).toEqual([]);
       expect(await cartState()).toEqual([{ endpoint: endpoint('south') }]);
+
+      const elsewhere = await poller('names-elsewhere', { defaultWorkspace: 'west', defaultApplication: 'shop' }).pollOnce();
+      expect(elsewhere.ignored).toEqual(['no deployment target dev/cart/edge in west/shop is known yet']);
     } finally {
       azure.rows = saved;
     }

@@ -180,7 +180,9 @@ export class ResourceGraphPoller {
       const matches = endpoints.get(targetKey(reference)) ?? [];
       const name = `${reference.environment}/${reference.workload}/${reference.deploymentTarget}`;
       if (matches.length === 0) {
-        ignored.push(`no deployment target ${name} is known yet`);
+        // Say where it was looked for when the source's defaults narrowed it.
+        const within = entry.target.workspace === undefined && reference.workspace !== undefined ? ` in ${reference.workspace}/${reference.application ?? '*'}` : '';
+        ignored.push(`no deployment target ${name}${within} is known yet`);
       } else if (matches.length > 1) {
         // Which one is a guess: say so, and how to settle it, rather than take one silently.
         ambiguous += 1;
