@@ -185,6 +185,9 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
             {
               namespaces: config.kubeNamespaces,
               resyncMs: config.kubeResync,
+              // A third of stale-after: two confirmations may fail before a held resource turns stale.
+              confirmEveryMs: Math.min(config.kubeResync, config.staleAfter / 3),
+              clock: overrides.clock ?? (() => new Date()),
               leaseNamespace: config.leaderElectionNamespace ?? ownNamespace() ?? 'default',
               leaseName: config.leaderElectionLease,
               leaseDurationMs: overrides.leaseDurationMs ?? 15_000,

@@ -272,7 +272,8 @@ export const SETTINGS = {
     flag: 'kube-resync',
     env: ['KALYPSO_KUBE_RESYNC'],
     default: 10 * 60_000,
-    description: 'How often the CRD watcher re-processes every watched resource.',
+    description:
+      'How often the CRD watcher re-processes every watched resource (and, when shorter than a third of `--stale-after`, confirms Reconcilers without a heartbeat).',
     parse: duration,
     shownDefault: '10m',
   } satisfies Setting<number>,

@@ -31,6 +31,16 @@ function map(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
+/**
+ * Whether a `Reconciler`'s writer keeps it alive with `spec.lastHeartbeatTime`. Such a resource is
+ * as fresh as its last write, and turns stale when the writes stop. One without it is a
+ * declaration, as the original hub's were: it holds while it exists, and the hub confirms it while
+ * it watches (an API server ignores a re-apply of the same object, so nothing else would).
+ */
+export function declaresHeartbeat(object: KubeObject): boolean {
+  return map(object.spec)['lastHeartbeatTime'] !== undefined;
+}
+
 /** A `Reconciler` resource → real state, validated like an OTLP report but naming spec fields. */
 export function normalizeReconcilerResource(object: KubeObject, receivedAt: Date): Normalized {
   const spec = map(object.spec);
@@ -38,6 +48,10 @@ export function normalizeReconcilerResource(object: KubeObject, receivedAt: Date
   const field = (name: string, value: unknown): Field => ({ name: `spec.${name}`, value });
   if (object.spec !== undefined && typeof object.spec !== 'object') {
     return { ok: false, reason: `spec must be a map, got ${describeType(object.spec)}` };
+  }
+  const heartbeat = spec['lastHeartbeatTime'];
+  if (heartbeat !== undefined && (typeof heartbeat !== 'string' || Number.isNaN(Date.parse(heartbeat)))) {
+    return { ok: false, reason: `spec.lastHeartbeatTime must be an RFC 3339 time such as 2026-01-02T15:04:05Z (got ${JSON.stringify(heartbeat)})` };
   }
   return normalizeRealState({
     host: field('hostName', spec['hostName']),

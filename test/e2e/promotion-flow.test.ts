@@ -70,7 +70,7 @@ async function desiredHead(environment: string): Promise<void> {
   }, `desired commit ${head} in ${environment}`);
 }
 
-/** Every cluster of the environment that is not silent reports its last state, now. */
+/** Every cluster that is not silent reports its last state, now; the hub confirms qa-a's resources. */
 async function heartbeat(): Promise<void> {
   for (const each of clusters) await each.heartbeat();
   await waitFor(async () => {
@@ -125,7 +125,9 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   hub = await startTestHub(
     testDb.url,
-    ['--kube', 'on', '--leader-election-namespace', 'kalypso-system', '--environment-order', ORDER.join(',')],
+    // Resynced each second: Reconciler resources are confirmed then (re-applying one unchanged is a
+    // no-op for an API server, so qa-a's agent cannot refresh them).
+    ['--kube', 'on', '--kube-resync', '1s', '--leader-election-namespace', 'kalypso-system', '--environment-order', ORDER.join(',')],
     { kubeConfig: api.kubeConfig(), leaseDurationMs: 2_000, leaseRetryPeriodMs: 200, clock: () => clock.now() },
   );
   await hub.kube!.synced();

@@ -54,6 +54,8 @@ export class FakeKubeApiServer {
   #server: Server | undefined;
   /** The server's clock (managedFields times, creation times); tests may move it. */
   now: () => Date = () => new Date();
+  /** Plurals whose requests are answered 503 (an overloaded or partitioned API server, for them). */
+  readonly unavailable = new Set<string>();
   readonly requests: RecordedRequest[] = [];
 
   /** openAPIV3Schema per `group/plural`: objects are pruned to it, as an API server prunes custom resources. */
@@ -182,6 +184,7 @@ export class FakeKubeApiServer {
     const key = `${group}/${plural}`;
     const resource = this.#kinds.get(key);
     if (resource === undefined) return this.#status(response, 404, 'NotFound', `the server could not find the requested resource (${key})`);
+    if (this.unavailable.has(plural ?? '')) return this.#status(response, 503, 'ServiceUnavailable', `${plural} are unavailable`);
     const body = request.method === 'GET' || request.method === 'DELETE' ? undefined : await readJson(request);
 
     if (name === undefined) {
@@ -296,6 +299,9 @@ export class FakeKubeApiServer {
     const key = this.#key(resource);
     const existing = this.#objects.get(key)!.get(id)!;
     next = this.#pruned(key, next);
+    // An API server persists nothing for a write that changes nothing: no new resourceVersion, no
+    // event, and no new managedFields time (kubernetes/kubernetes#88875).
+    if (content(next) === content(existing)) return existing;
     const specChanged = JSON.stringify(existing.spec) !== JSON.stringify(next.spec);
     const fields = (existing.metadata.managedFields ?? []).filter(
       (entry: Json) => !(entry.manager === write.manager && entry.subresource === write.subresource),
@@ -401,4 +407,17 @@ export function pruneUnknownFields(value: unknown, schema: Json): unknown {
     if (declared !== undefined) kept[name] = pruneUnknownFields(child, declared);
   }
   return kept;
+}
+
+/** An object as written by its users: everything but what the server stamps, keys in a fixed order. */
+function content(object: Json): string {
+  const { resourceVersion: _version, managedFields: _fields, generation: _generation, ...metadata } = object.metadata ?? {};
+  return canonical({ ...object, metadata });
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  const entries = Object.entries(value).filter(([, child]) => child !== undefined);
+  return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, child]) => `${JSON.stringify(name)}:${canonical(child)}`).join(',')}}`;
 }

@@ -3,8 +3,9 @@
 // records written to the store in one transaction, then Ready conditions on the resources.
 import type { CustomObjectsApi, KubeConfig, KubernetesListObject } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
-import type { NormalizedRecord } from '../../model/deployment-records.ts';
+import type { NormalizedRecord, RealStateRecord } from '../../model/deployment-records.ts';
 import {
+  declaresHeartbeat,
   descriptorCommitSource,
   kustomizationAppliedAt,
   normalizeDescriptorResource,
@@ -20,6 +21,7 @@ import {
   DEPLOYMENT_DESCRIPTORS,
   FLUX_KUSTOMIZATIONS,
   type KubeObject,
+  objectKey,
   RECONCILERS,
   type ResourceType,
 } from './kube-objects.ts';
@@ -31,6 +33,13 @@ export interface KubeControllerOptions {
   /** Namespaces to watch; empty: all namespaces. */
   readonly namespaces: readonly string[];
   readonly resyncMs: number;
+  /**
+   * How often the API server is asked for every Reconciler, to confirm those without a heartbeat:
+   * well inside stale-after, so that a resource that holds does not turn stale.
+   */
+  readonly confirmEveryMs: number;
+  /** The hub's clock: confirmations are observations at its now. */
+  readonly clock: () => Date;
 }
 
 type Kind = 'descriptor' | 'reconciler' | 'graph' | 'kustomization';
@@ -66,6 +75,14 @@ export class KubeController {
    * the Ready transition on every interval, but an assignment's time must not move with it.
    */
   readonly #appliedAt = new Map<string, { readonly revision: string; readonly at: Date }>();
+  /** When each Reconciler (by queue key) was last confirmed, in ms. */
+  readonly #confirmedAt = new Map<string, number>();
+  /** The API server's latest list of Reconcilers: when it was asked, and each one's resourceVersion. */
+  #vouched: { readonly at: Date; readonly versions: ReadonlyMap<string, string | undefined> } | undefined;
+  readonly #options: KubeControllerOptions;
+  #confirmTimer: NodeJS.Timeout | undefined;
+  #vouching = false;
+  #stopped = false;
 
   constructor(
     kubeConfig: KubeConfig,
@@ -80,6 +97,7 @@ export class KubeController {
     this.#sink = sink;
     this.#pollers = pollers;
     this.#log = log.child({ source: 'kube' });
+    this.#options = options;
     this.#queue = new WorkQueue((keys) => this.#process(keys), { batchSize: 500, batchDelayMs: 50 }, this.#log);
     const namespaces = options.namespaces.length === 0 ? [undefined] : options.namespaces;
     for (const kind of Object.keys(TYPES) as Kind[]) {
@@ -108,12 +126,17 @@ export class KubeController {
   async start(): Promise<void> {
     const all = [...this.#informers.entries()];
     for (const [, informers] of all) for (const informer of informers) void informer.start();
+    this.#confirmTimer = setInterval(() => void this.#vouch(), this.#options.confirmEveryMs);
+    this.#confirmTimer.unref();
     await Promise.all(
       all.filter(([kind]) => kind !== 'kustomization').flatMap(([, informers]) => informers.map((informer) => informer.start())),
     );
+    void this.#vouch();
   }
 
   async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#confirmTimer);
     await Promise.all([...this.#informers.values()].flat().map((informer) => informer.stop()));
     await this.#queue.stop();
     await this.#pollers.stopAll();
@@ -162,7 +185,7 @@ export class KubeController {
   }
 
   async #process(keys: readonly string[]): Promise<string[]> {
-    const now = new Date();
+    const now = this.#options.clock();
     const outcomes: Outcome[] = [];
     const removals: NormalizedRecord[] = [];
     for (const queued of keys) {
@@ -181,7 +204,8 @@ export class KubeController {
     }
 
     const fresh = outcomes.filter((outcome) => outcome.record !== undefined && this.#stored.get(outcome.key) !== fingerprint(outcome.record));
-    const records = [...fresh.map((outcome) => outcome.record!), ...removals];
+    const confirmations = this.#confirmations(outcomes);
+    const records = [...fresh.map((outcome) => this.#afterConfirmation(outcome.key, outcome.record!)), ...confirmations.map(([, record]) => record), ...removals];
     if (records.length > 0) {
       try {
         await this.#sink.write(records);
@@ -195,6 +219,7 @@ export class KubeController {
         ];
       }
       for (const outcome of fresh) this.#stored.set(outcome.key, fingerprint(outcome.record!));
+      for (const [key, record] of confirmations) this.#confirmedAt.set(key, record.observedAt.getTime());
       for (const key of keys) if (key.startsWith('reconciler:')) this.#tombstones.delete(key.slice('reconciler:'.length));
     }
 
@@ -281,6 +306,68 @@ export class KubeController {
     return { key, object, record: undefined, condition: { ready: false, reason: 'Invalid', message: outcome.ok ? 'unexpected record' : outcome.reason } };
   }
 
+  /**
+   * Asks the API server for every Reconciler, and queues them: those without a heartbeat are
+   * confirmed at the time of asking (#confirmations). A resource that holds is written once, and an
+   * API server ignores re-applies of it, so this is what keeps it fresh; when the hub cannot ask,
+   * nothing is confirmed and the reconcilers turn stale, as they should while the hub is blind.
+   */
+  async #vouch(): Promise<void> {
+    // A list slower than the interval is not asked again on top of itself.
+    if (this.#vouching) return;
+    this.#vouching = true;
+    try {
+      await this.#vouchNow();
+    } finally {
+      this.#vouching = false;
+    }
+  }
+
+  async #vouchNow(): Promise<void> {
+    const at = this.#options.clock();
+    const namespaces = this.#options.namespaces.length === 0 ? [undefined] : this.#options.namespaces;
+    let listed: KubeObject[];
+    try {
+      listed = (await Promise.all(namespaces.map((namespace) => this.#list(RECONCILERS, namespace)))).flatMap((list) => list.items);
+    } catch (error) {
+      this.#log.warn({ err: (error as Error).message }, 'could not list Reconcilers to confirm them; they turn stale if this lasts');
+      return;
+    }
+    if (this.#stopped) return;
+    this.#vouched = { at, versions: new Map(listed.map((object) => [`reconciler:${objectKey(object)}`, object.metadata.resourceVersion])) };
+    for (const object of listed) this.#queue.add(`reconciler:${objectKey(object)}`);
+  }
+
+  /**
+   * Reconciler resources without a heartbeat that the API server's latest list vouched for, as the
+   * hub has them (same resourceVersion: a change on its way is not confirmed), not yet confirmed
+   * at that time.
+   */
+  #confirmations(outcomes: readonly Outcome[]): [string, RealStateRecord][] {
+    const vouched = this.#vouched;
+    if (vouched === undefined) return [];
+    const confirmations: [string, RealStateRecord][] = [];
+    for (const outcome of outcomes) {
+      const record = outcome.record;
+      if (record?.kind !== 'real-state' || declaresHeartbeat(outcome.object) || record.observedAt >= vouched.at) continue;
+      if (!vouched.versions.has(outcome.key) || vouched.versions.get(outcome.key) !== outcome.object.metadata.resourceVersion) continue;
+      if ((this.#confirmedAt.get(outcome.key) ?? -Infinity) >= vouched.at.getTime()) continue;
+      confirmations.push([outcome.key, { ...record, observedAt: vouched.at }]);
+    }
+    return confirmations;
+  }
+
+  /**
+   * A change the hub learns of after it confirmed the state before: the API server may have taken
+   * it a moment before that confirmation (the watch event was on its way, or the clocks differ).
+   * It is placed just after the confirmation, so that it becomes the current state, not a late one.
+   */
+  #afterConfirmation(key: string, record: NormalizedRecord): NormalizedRecord {
+    const confirmed = this.#confirmedAt.get(key);
+    if (record.kind !== 'real-state' || confirmed === undefined || record.observedAt.getTime() > confirmed) return record;
+    return { ...record, observedAt: new Date(confirmed + 1) };
+  }
+
   #removal(key: string, now: Date): NormalizedRecord | undefined {
     const previous = this.#tombstones.get(key);
     if (previous === undefined) return undefined;
@@ -290,6 +377,7 @@ export class KubeController {
       return undefined;
     }
     this.#stored.delete(`reconciler:${key}`);
+    this.#confirmedAt.delete(`reconciler:${key}`);
     return { kind: 'reconciler-removed', host: outcome.record.host.name, reconciler: outcome.record.reconciler.name, removedAt: now };
   }
 

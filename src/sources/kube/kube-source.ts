@@ -13,6 +13,9 @@ import { LeaderElection } from './leader-election.ts';
 export interface KubeSourceOptions {
   readonly namespaces: readonly string[];
   readonly resyncMs: number;
+  /** See KubeControllerOptions. */
+  readonly confirmEveryMs: number;
+  readonly clock: () => Date;
   readonly leaseNamespace: string;
   readonly leaseName: string;
   readonly leaseDurationMs: number;
@@ -68,7 +71,12 @@ export class KubeSource implements Source {
             api,
             sink,
             this.#pollers,
-            { namespaces: this.#options.namespaces, resyncMs: this.#options.resyncMs },
+            {
+              namespaces: this.#options.namespaces,
+              resyncMs: this.#options.resyncMs,
+              confirmEveryMs: this.#options.confirmEveryMs,
+              clock: this.#options.clock,
+            },
             this.#log,
           );
           this.#controller = controller;
