@@ -1,5 +1,6 @@
 // Wires the hub together — the only module that knows every part:
 // sources (OTLP) → normalizer → store (PostgreSQL) ← API.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { HubConfig } from './config/config.ts';
 import { SETTINGS } from './config/settings.ts';
@@ -17,16 +18,20 @@ import { credentialFor } from './sources/resource-graph/credentials.ts';
 import { createResourceGraphMetrics } from './sources/resource-graph/resource-graph-metrics.ts';
 import { ResourceGraphPollerPool } from './sources/resource-graph/resource-graph-poller-pool.ts';
 import { createResourceGraphQuery, type ResourceGraphQuery } from './sources/resource-graph/resource-graph-query.ts';
-import type { Source } from './sources/source.ts';
+import type { SecretReader } from './sources/resource-graph/resource-graph-pollers.ts';
+import type { RecordSink } from './sources/source.ts';
 import { connectDatabase, type Database } from './store/connect.ts';
+import { DatabaseStatus } from './store/database-status.ts';
+import { DataDirLock } from './store/embedded/data-dir-lock.ts';
 import { type EmbeddedPostgres, embeddedPostgresFor } from './store/embedded/embedded-postgres.ts';
+import { createSupervisorMetrics, PostgresSupervisor } from './store/embedded/postgres-supervisor.ts';
 import { scheduleHistoryMaintenance } from './store/history-partitions.ts';
 import { scheduleRolloutRefresh } from './store/rollout-refresh.ts';
 import { publishHubSettings } from './store/hub-settings.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
 import { StateChanges } from './store/state-changes.ts';
-import { isDatabaseUnavailable } from './store/store-errors.ts';
+import { isDatabaseUnavailable, StoreUnavailableError } from './store/store-errors.ts';
 
 /** How often the rollout table behind the delivery metrics catches up with the writes. */
 const ROLLOUT_REFRESH_MS = 2_000;
@@ -41,6 +46,8 @@ export interface RunningHub {
   readonly kube: KubeSource | undefined;
   /** The running Azure Resource Graph poll loops (from resources or --arg-config). */
   readonly resourceGraph: ResourceGraphPollerPool;
+  /** Resolves once the database is migrated and every source runs; rejects if the hub could not start. */
+  readonly ready: Promise<void>;
   /** Graceful stop: sources drain, the API closes, then the database (and embedded server) stop. */
   stop(): Promise<void>;
 }
@@ -66,30 +73,62 @@ export interface HubOverrides {
 }
 
 export async function startHub(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {
+  const hub = await startListening(config, log, overrides);
+  // In-process callers (tests, benchmarks) want a hub that stores what it is sent.
+  await hub.ready;
+  return hub;
+}
+
+/**
+ * Starts the hub and resolves as soon as it listens: the API, the UI and the OTLP receivers
+ * answer at once, "retry later" (503 / UNAVAILABLE) with the reason until the database is
+ * reachable and migrated. `ready` resolves then, once every source runs; it rejects when the hub
+ * cannot start (a failing migration), and the hub is then stopped.
+ */
+export async function startListening(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {
   const cleanup: (() => Promise<void>)[] = [];
   const abort = new AbortController();
   // Every step of a shutdown shares one deadline (--shutdown-timeout), however many steps wait.
   let shutdownDeadline = Infinity;
+  let starting: Promise<unknown> = Promise.resolve();
   const stopAll = async (): Promise<void> => {
     shutdownDeadline = Date.now() + config.shutdownTimeout;
     abort.abort();
+    // The sources still starting stop waiting for the database, and add their own steps first.
+    await starting.catch(() => undefined);
     for (const step of cleanup.reverse().splice(0)) {
       await step().catch((error: unknown) => log.error({ err: error }, 'error during shutdown'));
     }
   };
   try {
+    // One hub per data directory: a second one refuses before it touches anything.
+    let lock: DataDirLock | undefined;
+    if (config.databaseUrl === undefined) {
+      lock = await DataDirLock.acquire(config.dataDir, (previous) =>
+        log.warn({ previous }, 'taking over the data directory from a hub that is gone'),
+      );
+      const held = lock;
+      cleanup.push(() => held.release());
+    }
     const tls =
       config.tlsCertFile === undefined || config.tlsKeyFile === undefined
         ? undefined
         : await TlsFiles.load({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile }, overrides.tlsRefreshMs ?? 60_000, log);
     if (tls !== undefined) cleanup.push(() => Promise.resolve(tls.close()));
+    const metrics = createHubMetrics({ processMetrics: overrides.processMetrics ?? true });
     let embedded: EmbeddedPostgres | undefined;
+    let supervisor: PostgresSupervisor | undefined;
     let databaseUrl = config.databaseUrl;
     if (databaseUrl === undefined) {
       embedded = embeddedPostgresFor(config, log);
-      await embedded.start();
-      const server = embedded;
-      cleanup.push(() => server.stop());
+      supervisor = new PostgresSupervisor(
+        embedded,
+        { restartTimeoutMs: config.embeddedPgRestartTimeout, ...createSupervisorMetrics(metrics.registry) },
+        log,
+      );
+      await supervisor.start();
+      const running = supervisor;
+      cleanup.push(() => running.stop());
       databaseUrl = embedded.url;
       log.info({ psql: `psql ${shownEmbeddedUrl(embedded.url, config.embeddedPgPassword)}` }, 'embedded PostgreSQL: connect with this connection string');
     }
@@ -99,17 +138,17 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       log,
     );
     cleanup.push(() => closeDatabaseBy(database, shutdownDeadline, log));
-    const metrics = createHubMetrics({ processMetrics: overrides.processMetrics ?? true });
     registerPoolMetrics(metrics, database.pool);
+    const status = new DatabaseStatus(databaseUrl);
 
-    let migrated = false;
     const stateChanges = new StateChanges();
     const api: HttpListener = await listenHttp(
       createApiApp({
         db: database.db,
         metrics,
         log,
-        isMigrated: () => migrated,
+        database: status,
+        unhealthy: () => supervisor?.unhealthy(),
         staleAfterMs: config.staleAfter,
         maxWaitMs: config.maxWait,
         stateChanges,
@@ -124,19 +163,11 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
     cleanup.push(() => api.close(config.shutdownTimeout));
     log.info({ port: api.port, tls: tls !== undefined, apiToken: config.apiToken !== undefined, ingestToken: config.ingestToken !== undefined }, 'HTTP API listening');
 
-    await migrateWithRetry(database, log, abort.signal);
-    await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder });
-    migrated = true;
-    const historyMaintenance = scheduleHistoryMaintenance(
-      database.db,
-      { retentionMs: config.historyRetention, clock: overrides.clock ?? (() => new Date()) },
-      log,
-    );
-    cleanup.push(() => historyMaintenance.stop());
-    const rolloutRefresh = scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, metrics, log);
-    cleanup.push(() => rolloutRefresh.stop());
-
     const writer = new RecordWriter(database.db, log, { retryAfterSeconds: 5, stateChanges });
+    // Collectors queue and retry on "unavailable"; a closed port would look like a dead hub.
+    const gated: RecordSink = {
+      write: (records) => (status.migrated ? writer.write(records) : Promise.reject(new StoreUnavailableError(status.notReadyMessage(), 5))),
+    };
     const otlp = new OtlpSource(
       {
         host: config.listenHost,
@@ -158,14 +189,14 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       metrics,
       log,
     );
-    const sources: Source[] = [otlp];
-    const kubeConfig = overrides.kubeConfig ?? (await loadKubeConfig(config.kube, process.env));
-    // The Kubernetes client is loaded only when there is a cluster to watch.
-    const kubeModules =
-      kubeConfig === undefined
-        ? undefined
-        : await Promise.all([import('./sources/kube/kube-source.ts'), import('./sources/kube/secret-reader.ts')]);
-    const readSecret = kubeConfig === undefined || kubeModules === undefined ? undefined : kubeModules[1].kubeSecretReader(kubeConfig);
+    await otlp.start(gated, abort.signal);
+    cleanup.push(() => otlp.stop());
+    const ports = { http: api.port, otlpGrpc: otlp.ports.grpc, otlpHttp: otlp.ports.http };
+    await lock?.describe(ports);
+
+    // Set once the database is migrated (below); the pollers read Secrets through the watcher's client.
+    let readSecret: SecretReader | undefined;
+    let kube: KubeSource | undefined;
     const pollers = new ResourceGraphPollerPool({
       sink: writer,
       db: database.db,
@@ -177,46 +208,80 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       clock: overrides.clock ?? (() => new Date()),
     });
     cleanup.push(() => pollers.stopAll());
-    const kube =
-      kubeConfig === undefined || kubeModules === undefined
-        ? undefined
-        : new kubeModules[0].KubeSource(
-            kubeConfig,
-            {
-              namespaces: config.kubeNamespaces,
-              resyncMs: config.kubeResync,
-              // A third of stale-after: two confirmations may fail before a held resource turns stale.
-              confirmEveryMs: Math.min(config.kubeResync, config.staleAfter / 3),
-              clock: overrides.clock ?? (() => new Date()),
-              leaseNamespace: config.leaderElectionNamespace ?? ownNamespace() ?? 'default',
-              leaseName: config.leaderElectionLease,
-              leaseDurationMs: overrides.leaseDurationMs ?? 15_000,
-              retryPeriodMs: overrides.leaseRetryPeriodMs ?? 2_000,
-              ...(overrides.identity === undefined ? {} : { identity: overrides.identity }),
-            },
-            pollers,
-            log,
-          );
-    if (kube !== undefined) sources.push(kube);
-    else log.info({ kube: config.kube }, 'CRD watcher off: no kubeconfig or in-cluster service account');
-    for (const source of sources) {
-      await source.start(writer, abort.signal);
-      cleanup.push(() => source.stop());
-    }
-    // Sources from --arg-config poll on every replica that has the file (no leader election).
-    for (const source of config.argConfig === undefined ? [] : await loadArgConfig(config.argConfig)) {
-      pollers.upsert(source, (status) =>
-        (status.ready ? log.info.bind(log) : log.warn.bind(log))({ source: source.name, ...status }, 'Resource Graph poll'),
+
+    // The rest needs the schema: it waits for the database, however long that takes.
+    const ready = (async (): Promise<void> => {
+      await migrateWithRetry(database, status, log, abort.signal);
+      await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder });
+      status.markMigrated();
+      const historyMaintenance = scheduleHistoryMaintenance(
+        database.db,
+        { retentionMs: config.historyRetention, clock: overrides.clock ?? (() => new Date()) },
+        log,
       );
-    }
+      cleanup.push(() => historyMaintenance.stop());
+      const rolloutRefresh = scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, metrics, log);
+      cleanup.push(() => rolloutRefresh.stop());
+
+      const kubeConfig = overrides.kubeConfig ?? (await loadKubeConfig(config.kube, process.env));
+      // The Kubernetes client is loaded only when there is a cluster to watch.
+      const kubeModules =
+        kubeConfig === undefined
+          ? undefined
+          : await Promise.all([import('./sources/kube/kube-source.ts'), import('./sources/kube/secret-reader.ts')]);
+      readSecret = kubeConfig === undefined || kubeModules === undefined ? undefined : kubeModules[1].kubeSecretReader(kubeConfig);
+      kube =
+        kubeConfig === undefined || kubeModules === undefined
+          ? undefined
+          : new kubeModules[0].KubeSource(
+              kubeConfig,
+              {
+                namespaces: config.kubeNamespaces,
+                resyncMs: config.kubeResync,
+                // A third of stale-after: two confirmations may fail before a held resource turns stale.
+                confirmEveryMs: Math.min(config.kubeResync, config.staleAfter / 3),
+                clock: overrides.clock ?? (() => new Date()),
+                leaseNamespace: config.leaderElectionNamespace ?? ownNamespace() ?? 'default',
+                leaseName: config.leaderElectionLease,
+                leaseDurationMs: overrides.leaseDurationMs ?? 15_000,
+                retryPeriodMs: overrides.leaseRetryPeriodMs ?? 2_000,
+                ...(overrides.identity === undefined ? {} : { identity: overrides.identity }),
+              },
+              pollers,
+              log,
+            );
+      if (kube !== undefined) {
+        const source = kube;
+        await source.start(writer, abort.signal);
+        cleanup.push(() => source.stop());
+      } else {
+        log.info({ kube: config.kube }, 'CRD watcher off: no kubeconfig or in-cluster service account');
+      }
+      // Sources from --arg-config poll on every replica that has the file (no leader election).
+      for (const source of config.argConfig === undefined ? [] : await loadArgConfig(config.argConfig)) {
+        pollers.upsert(source, (pollStatus) =>
+          (pollStatus.ready ? log.info.bind(log) : log.warn.bind(log))({ source: source.name, ...pollStatus }, 'Resource Graph poll'),
+        );
+      }
+    })();
+    starting = ready;
+    // A hub that cannot start its sources stops, rather than listen without storing anything.
+    const readyOrStopped = ready.catch(async (error: unknown) => {
+      if (!abort.signal.aborted) await stopAll();
+      throw error;
+    });
+    readyOrStopped.catch(() => undefined);
 
     return {
-      ports: { http: api.port, otlpGrpc: otlp.ports.grpc, otlpHttp: otlp.ports.http },
-      kube,
+      ports,
+      get kube() {
+        return kube;
+      },
       resourceGraph: pollers,
       databaseUrl,
       embeddedPostgres: embedded,
       database,
+      ready: readyOrStopped,
       stop: stopAll,
     };
   } catch (error) {
@@ -258,16 +323,22 @@ async function closeDatabaseBy(database: Database, deadline: number, log: Logger
   }
 }
 
-/** Migrations wait for an unreachable database (it may still be starting) instead of failing. */
-async function migrateWithRetry(database: Database, log: Logger, signal: AbortSignal): Promise<void> {
-  for (let delay = 1_000; ; delay = Math.min(delay * 2, 30_000)) {
+/**
+ * Migrations wait for an unreachable database (it may still be starting, or be down for a while)
+ * instead of failing; meanwhile the hub answers with the reason. Capped at 5 s between attempts,
+ * so that the hub is ready soon after the database is.
+ */
+async function migrateWithRetry(database: Database, status: DatabaseStatus, log: Logger, signal: AbortSignal): Promise<void> {
+  for (let delay = 500; ; delay = Math.min(delay * 2, 5_000)) {
     const { applied, error } = await migrateToLatest(database.db);
     if (error === undefined) {
       log.info({ applied }, applied.length > 0 ? 'database migrated' : 'database schema up to date');
       return;
     }
-    if (!isDatabaseUnavailable(error) || signal.aborted) throw error;
-    log.warn({ err: error.message, retryInMs: delay }, 'database unreachable; will retry migrations');
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    if (signal.aborted) throw new Error('the hub stopped before the database was migrated', { cause: error });
+    if (!isDatabaseUnavailable(error)) throw error;
+    status.markUnreachable(error);
+    log.warn({ database: status.address, err: status.notReadyMessage(), retryInMs: delay }, 'database unreachable; will retry migrations');
+    await sleep(delay, undefined, { signal }).catch(() => undefined);
   }
 }

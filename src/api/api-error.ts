@@ -4,6 +4,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from '../log/logger.ts';
 import { isDatabaseUnavailable, StoreUnavailableError } from '../store/store-errors.ts';
+import type { DatabaseStatus } from '../store/database-status.ts';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -21,13 +22,13 @@ export function errorBody(code: string, message: string): { error: { code: strin
   return { error: { code, message } };
 }
 
-export function handleApiError(log: Logger) {
+export function handleApiError(log: Logger, database: DatabaseStatus) {
   return (error: Error, c: Context): Response => {
     if (error instanceof ApiError) return c.json(errorBody(error.code, error.message), error.status);
     if (error instanceof HTTPException) return c.json(errorBody('http_error', error.message), error.status);
     if (error instanceof StoreUnavailableError || isDatabaseUnavailable(error)) {
       c.header('retry-after', '5');
-      return c.json(errorBody('database_unavailable', 'the database is unreachable; retry later'), 503);
+      return c.json(errorBody('database_unavailable', database.unreachableMessage(error)), 503);
     }
     log.error({ err: error, path: c.req.path }, 'request failed');
     return c.json(errorBody('internal', 'internal error'), 500);

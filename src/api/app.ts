@@ -43,11 +43,11 @@ export function createApiApp(deps: ApiDeps): Hono {
       return undefined;
     });
   }
-  // Until the schema is migrated the reports have no tables to read: say so, as a retryable 503.
+  // Until the schema is migrated the reports have no tables to read: say why, as a retryable 503.
   app.use('/api/v1/*', async (c, next) => {
-    if (!deps.isMigrated()) {
+    if (!deps.database.migrated) {
       c.header('retry-after', '5');
-      return c.json(errorBody('not_ready', 'the database schema is not migrated yet; retry later'), 503);
+      return c.json(errorBody('not_ready', deps.database.notReadyMessage()), 503);
     }
     await next();
     return undefined;
@@ -56,6 +56,6 @@ export function createApiApp(deps: ApiDeps): Hono {
   app.route('/api/docs', apiDocsRoutes());
   app.route('/', uiRoutes());
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
-  app.onError(handleApiError(deps.log));
+  app.onError(handleApiError(deps.log, deps.database));
   return app;
 }

@@ -5,27 +5,33 @@ import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from '../store/database-schema.ts';
+import type { DatabaseStatus } from '../store/database-status.ts';
 import { errorBody } from './api-error.ts';
 
 export interface HealthDeps {
   readonly db: Kysely<HubDatabase>;
   readonly metrics: HubMetrics;
-  /** False until migrations have run. */
-  readonly isMigrated: () => boolean;
+  /** Migrated yet, and if not, why not (the database unreachable, or migrating). */
+  readonly database: DatabaseStatus;
+  /** Why the hub cannot recover by itself and should be restarted, if so (/healthz fails). */
+  readonly unhealthy?: () => string | undefined;
 }
 
 const READY_QUERY_TIMEOUT_MS = 2_000;
 
 export function healthRoutes(deps: HealthDeps): Hono {
   const app = new Hono();
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/healthz', (c) => {
+    const unhealthy = deps.unhealthy?.();
+    return unhealthy === undefined ? c.json({ status: 'ok' }) : c.json(errorBody('unhealthy', unhealthy), 503);
+  });
   app.get('/readyz', async (c) => {
-    if (!deps.isMigrated()) return c.json(errorBody('not_ready', 'database schema not migrated yet'), 503);
+    if (!deps.database.migrated) return c.json(errorBody('not_ready', deps.database.notReadyMessage()), 503);
     try {
       await withTimeout(sql`SELECT 1`.execute(deps.db), READY_QUERY_TIMEOUT_MS);
       return c.json({ status: 'ready' });
     } catch (error) {
-      return c.json(errorBody('database_unavailable', `database unreachable: ${(error as Error).message}`), 503);
+      return c.json(errorBody('database_unavailable', deps.database.unreachableMessage(error)), 503);
     }
   });
   app.get('/metrics', async (c) => {

@@ -2,11 +2,23 @@
 import type { HubConfig } from '../config/config.ts';
 import { createLogger } from '../log/logger.ts';
 import { connectDatabase } from '../store/connect.ts';
+import { DataDirInUseError, DataDirLock } from '../store/embedded/data-dir-lock.ts';
 import { embeddedPostgresFor } from '../store/embedded/embedded-postgres.ts';
 import { migrateToLatest } from '../store/migrate.ts';
 
 export async function runMigrate(config: HubConfig): Promise<number> {
   const log = createLogger(config.logLevel);
+  // The embedded server is the running hub's, if there is one: a hub migrates it itself on start.
+  let lock: DataDirLock | undefined;
+  if (config.databaseUrl === undefined) {
+    try {
+      lock = await DataDirLock.acquire(config.dataDir);
+    } catch (error) {
+      if (!(error instanceof DataDirInUseError)) throw error;
+      log.error({ err: error.message }, 'cannot migrate the embedded database');
+      return 1;
+    }
+  }
   const embedded = config.databaseUrl === undefined ? embeddedPostgresFor(config, log) : undefined;
   try {
     await embedded?.start();
@@ -28,5 +40,6 @@ export async function runMigrate(config: HubConfig): Promise<number> {
     }
   } finally {
     await embedded?.stop();
+    await lock?.release();
   }
 }

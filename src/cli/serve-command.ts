@@ -2,30 +2,32 @@
 // exits at once.
 import type { HubConfig } from '../config/config.ts';
 import { feedDemoFleet, followDemoFleet } from '../demo/demo-feeder.ts';
-import { startHub } from '../hub.ts';
-import { createLogger } from '../log/logger.ts';
+import { startListening } from '../hub.ts';
+import { createLogger, type Logger } from '../log/logger.ts';
 
 export async function runServe(config: HubConfig): Promise<void> {
   const log = createLogger(config.logLevel);
   let hub;
   try {
-    hub = await startHub(config, log);
+    hub = await startListening(config, log);
   } catch (error) {
     log.fatal({ err: error }, 'hub failed to start');
     process.exitCode = 1;
     return;
   }
-  log.info({ ports: hub.ports, ui: `http://localhost:${hub.ports.http}/` }, 'Kalypso Observability Hub running');
+  log.info({ ports: hub.ports, ui: `http://localhost:${hub.ports.http}/` }, 'Kalypso Observability Hub listening');
+  // Ready once the database answers and is migrated; until then every answer says why not.
   const demo = new AbortController();
-  if (config.demo) {
-    // With TLS on, the demo connects as any client would: to localhost, trusting the certificate
-    // only if this process does (NODE_EXTRA_CA_CERTS for a private CA).
-    const otlpEndpoint = `${config.tlsCertFile === undefined ? 'http://127.0.0.1' : 'https://localhost'}:${hub.ports.otlpHttp}`;
-    const options = { otlpEndpoint, hosts: 40, log, ...(config.ingestToken === undefined ? {} : { token: config.ingestToken[0]! }) };
-    feedDemoFleet(options)
-      .then((fleet) => followDemoFleet(options, fleet, demo.signal))
-      .catch((error: unknown) => log.error({ err: (error as Error).message }, 'demo fleet failed'));
-  }
+  hub.ready.then(
+    () => {
+      log.info('Kalypso Observability Hub ready');
+      if (config.demo) startDemo(config, hub.ports.otlpHttp, log, demo.signal);
+    },
+    (error: unknown) => {
+      log.fatal({ err: error }, 'hub failed to start');
+      process.exit(1);
+    },
+  );
   const running = hub;
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals): void => {
@@ -49,4 +51,15 @@ export async function runServe(config: HubConfig): Promise<void> {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+}
+
+/** `--demo`: a fleet of 40 hosts fed into this hub over OTLP/HTTP, then kept moving. */
+function startDemo(config: HubConfig, otlpHttpPort: number, log: Logger, signal: AbortSignal): void {
+  // With TLS on, the demo connects as any client would: to localhost, trusting the certificate
+  // only if this process does (NODE_EXTRA_CA_CERTS for a private CA).
+  const otlpEndpoint = `${config.tlsCertFile === undefined ? 'http://127.0.0.1' : 'https://localhost'}:${otlpHttpPort}`;
+  const options = { otlpEndpoint, hosts: 40, log, ...(config.ingestToken === undefined ? {} : { token: config.ingestToken[0]! }) };
+  feedDemoFleet(options)
+    .then((fleet) => followDemoFleet(options, fleet, signal))
+    .catch((error: unknown) => log.error({ err: (error as Error).message }, 'demo fleet failed'));
 }

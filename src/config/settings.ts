@@ -109,6 +109,14 @@ export const SETTINGS = {
     parse: text,
     secret: true,
   } satisfies Setting<string>,
+  embeddedPgRestartTimeout: {
+    flag: 'embedded-pg-restart-timeout',
+    env: ['KALYPSO_EMBEDDED_PG_RESTART_TIMEOUT'],
+    default: 60_000,
+    description: 'How long a crashed embedded PostgreSQL may take to come back (the hub restarts it) before `/healthz` fails, so that an orchestrator restarts the hub.',
+    parse: duration,
+    shownDefault: '60s',
+  } satisfies Setting<number>,
   listenHost: {
     flag: 'listen-host',
     env: ['KALYPSO_LISTEN_HOST'],

@@ -4,6 +4,7 @@ import { createApiApp } from '../../src/api/app.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createHubMetrics } from '../../src/metrics/hub-metrics.ts';
 import { connectDatabase } from '../../src/store/connect.ts';
+import { DatabaseStatus } from '../../src/store/database-status.ts';
 import { StateChanges } from '../../src/store/state-changes.ts';
 
 describe('API before migrations', () => {
@@ -15,7 +16,7 @@ describe('API before migrations', () => {
       db: database.db,
       log,
       metrics: createHubMetrics({ processMetrics: false }),
-      isMigrated: () => false,
+      database: new DatabaseStatus('postgres://nobody@127.0.0.1:1/none'),
       staleAfterMs: 900_000,
       maxWaitMs: 60_000,
       stateChanges: new StateChanges(),
@@ -26,7 +27,7 @@ describe('API before migrations', () => {
     const response = await app.request('/api/v1/environments');
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('5');
-    expect(await response.json()).toEqual({ error: { code: 'not_ready', message: 'the database schema is not migrated yet; retry later' } });
+    expect(await response.json()).toEqual({ error: { code: 'not_ready', message: 'the database schema is being migrated; retry later' } });
     expect((await app.request('/healthz')).status).toBe(200);
     expect((await app.request('/readyz')).status).toBe(503);
     await database.close();

@@ -78,7 +78,10 @@ describe('PostgreSQL unavailable', () => {
     expect((await fetch(`http://127.0.0.1:${hub.ports.http}/healthz`)).status).toBe(200);
     const api = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1/environments`);
     expect(api.status).toBe(503);
-    expect(await api.json()).toEqual({ error: { code: 'database_unavailable', message: 'the database is unreachable; retry later' } });
+    const port = new URL(server.url).port;
+    expect(await api.json()).toEqual({
+      error: { code: 'database_unavailable', message: `cannot reach the database at 127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}; retry later` },
+    });
 
     await server.start();
 

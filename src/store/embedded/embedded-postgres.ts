@@ -46,6 +46,10 @@ export class EmbeddedPostgres {
   readonly #log: Logger;
   readonly #pgdata: string;
   #pid: number | undefined;
+  /** The server this hub is stopping: its exit is expected. */
+  #stopping: number | undefined;
+  /** Called when the server exits without being asked to: a crash, or a kill from outside. */
+  onUnexpectedExit: ((status: string) => void) | undefined;
 
   constructor(options: EmbeddedPostgresOptions, log: Logger) {
     this.#options = { ...options, dataDir: path.resolve(options.dataDir) };
@@ -89,13 +93,18 @@ export class EmbeddedPostgres {
     );
     closeSync(logFile);
     let exited: string | undefined;
+    let ready = false;
     child.once('exit', (code, signal) => {
       exited = `exited with ${signal ?? `code ${code}`}`;
-      if (this.#pid === child.pid) this.#pid = undefined;
+      if (this.#pid !== child.pid) return;
+      this.#pid = undefined;
+      // A server that dies while starting fails start() instead.
+      if (this.#stopping !== child.pid && ready) this.onUnexpectedExit?.(exited);
     });
     child.unref();
     this.#pid = child.pid;
     await this.#waitReady(() => exited);
+    ready = true;
     await this.#ensureDatabase();
     this.#log.info({ port: this.#options.port, dataDir: this.#options.dataDir }, 'embedded PostgreSQL ready');
   }
@@ -104,6 +113,7 @@ export class EmbeddedPostgres {
   async stop(): Promise<void> {
     const pid = this.#pid;
     if (pid === undefined) return;
+    this.#stopping = pid;
     await signalAndWait(pid, 'SIGINT', STOP_TIMEOUT_MS);
     this.#pid = undefined;
     this.#log.info('embedded PostgreSQL stopped');
