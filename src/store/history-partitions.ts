@@ -5,6 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { repeatEvery } from './repeat-every.ts';
+import { isDatabaseUnavailable } from './store-errors.ts';
 
 const MAINTENANCE_INTERVAL_MS = 6 * 3_600_000;
 
@@ -41,7 +42,8 @@ export function scheduleHistoryMaintenance(
         const result = await maintainHistoryPartitions(db, { retentionMs: options.retentionMs, now: options.clock() });
         if (result.partitionsCreated + result.partitionsDropped > 0) log.info(result, 'history partitions maintained');
       } catch (error) {
-        log.warn({ err: error }, 'history partition maintenance failed; will retry');
+        // An unreachable database is an outage, not a bug: no stack trace.
+        log.warn({ err: isDatabaseUnavailable(error) ? (error as Error).message : error }, 'history partition maintenance failed; will retry');
       }
     },
     { immediately: true },
