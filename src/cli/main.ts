@@ -1,5 +1,6 @@
 // `kalypso-hub <command>`: serve (default), migrate, help.
-import { ConfigError, describeSettings, resolveConfig } from '../config/config.ts';
+import { ConfigError, resolveConfig } from '../config/config.ts';
+import { settingsMarkdown } from '../config/settings-markdown.ts';
 import { createLogger } from '../log/logger.ts';
 import { DEMO_USAGE, runDemo } from './demo-command.ts';
 import { runMigrate } from './migrate-command.ts';
@@ -16,7 +17,7 @@ Commands:
   help       show this help
 
 Settings (flag > KALYPSO_* variable > generic variable > default):
-${describeSettings()}
+${settingsMarkdown()}
 `;
 
 const args = process.argv.slice(2);

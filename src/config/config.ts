@@ -52,12 +52,3 @@ export function resolveConfig(argv: readonly string[], env: NodeJS.ProcessEnv): 
   }
   return Object.freeze(config) as HubConfig;
 }
-
-/** The settings as a Markdown table (README) or plain text (help). */
-export function describeSettings(): string {
-  const rows = Object.values(SETTINGS).map((setting: Setting<unknown>) => {
-    const shown = setting.shownDefault ?? String(setting.default);
-    return `| \`--${setting.flag}\` | ${setting.env.map((name) => `\`${name}\``).join(', ')} | \`${shown}\` | ${setting.description} |`;
-  });
-  return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
-}
