@@ -4,6 +4,18 @@ import type { HubConfig } from '../config/config.ts';
 import { feedDemoFleet, followDemoFleet } from '../demo/demo-feeder.ts';
 import { startHub } from '../hub.ts';
 import { createLogger } from '../log/logger.ts';
+import type { Help } from './help-format.ts';
+import { HELP_ENTRY } from './help-request.ts';
+import { PRECEDENCE, settingsHelp } from './settings-help.ts';
+
+export const SERVE_HELP: Help = {
+  usage: ['kalypso-hub [serve] [options]', 'npm start -- [options]'],
+  about:
+    'Runs the hub: the OTLP receivers (gRPC and HTTP), the HTTP API with the web UI, and the store. ' +
+    'Without --database-url it starts an embedded PostgreSQL with its data in --data-dir. ' +
+    'Ctrl-C or SIGTERM stops it gracefully (in-flight requests finish first); a second signal exits at once.',
+  sections: [{ title: 'Options', entries: [HELP_ENTRY] }, { title: 'Settings', text: PRECEDENCE }, ...settingsHelp()],
+};
 
 export async function runServe(config: HubConfig): Promise<void> {
   const log = createLogger(config.logLevel);

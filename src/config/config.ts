@@ -1,6 +1,7 @@
 // Flags + environment → one frozen, typed Config. A bad value stops start-up with a message
 // that names the setting and where it came from.
 import { parseArgs } from 'node:util';
+import { describeArgvError } from './argv-errors.ts';
 import { type Setting, SETTINGS, type SettingName } from './settings.ts';
 
 type SettingValue<S> = S extends { parse: (text: string) => infer R } ? Exclude<R, { readonly invalid: string }> : never;
@@ -23,7 +24,7 @@ export function resolveConfig(argv: readonly string[], env: NodeJS.ProcessEnv): 
       allowPositionals: false,
     }).values;
   } catch (error) {
-    throw new ConfigError((error as Error).message);
+    throw new ConfigError(describeArgvError(error, Object.values(SETTINGS).map((setting: Setting<unknown>) => setting.flag)));
   }
 
   const config: Record<string, unknown> = {};
