@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { feedDemoFleet, followDemoFleet } from '../demo/demo-feeder.ts';
 import { describeArgvError } from '../config/argv-errors.ts';
-import { createLogger } from '../log/logger.ts';
+import { createLogger, resolveLogFormat } from '../log/logger.ts';
 import type { Help } from './help-format.ts';
 import { HELP_ENTRY } from './help-request.ts';
 
@@ -40,7 +40,7 @@ export async function runDemo(argv: readonly string[], env: NodeJS.ProcessEnv): 
     process.stderr.write(`kalypso-hub demo: --hosts must be an integer from 8 to 100000 (got ${JSON.stringify(flags.hosts)})\n`);
     return 2;
   }
-  const log = createLogger('info');
+  const log = createLogger('info', resolveLogFormat('auto'));
   const options = {
     otlpEndpoint: flags.otlp ?? env.KALYPSO_OTLP_URL ?? 'http://localhost:4318',
     hosts,

@@ -1,6 +1,6 @@
 // `kalypso-hub migrate`: apply pending migrations to the configured (or embedded) database.
 import type { HubConfig } from '../config/config.ts';
-import { createLogger } from '../log/logger.ts';
+import { createLogger, resolveLogFormat } from '../log/logger.ts';
 import { connectDatabase } from '../store/connect.ts';
 import { embeddedPostgresFor } from '../store/embedded/embedded-postgres.ts';
 import { migrateToLatest } from '../store/migrate.ts';
@@ -18,7 +18,7 @@ export const MIGRATE_HELP: Help = {
 };
 
 export async function runMigrate(config: HubConfig): Promise<number> {
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, resolveLogFormat(config.logFormat));
   const embedded = config.databaseUrl === undefined ? embeddedPostgresFor(config, log) : undefined;
   try {
     await embedded?.start();

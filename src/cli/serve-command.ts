@@ -3,7 +3,7 @@
 import type { HubConfig } from '../config/config.ts';
 import { feedDemoFleet, followDemoFleet } from '../demo/demo-feeder.ts';
 import { startHub } from '../hub.ts';
-import { createLogger } from '../log/logger.ts';
+import { createLogger, resolveLogFormat } from '../log/logger.ts';
 import type { Help } from './help-format.ts';
 import { HELP_ENTRY } from './help-request.ts';
 import { PRECEDENCE, settingsHelp } from './settings-help.ts';
@@ -18,7 +18,7 @@ export const SERVE_HELP: Help = {
 };
 
 export async function runServe(config: HubConfig): Promise<void> {
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, resolveLogFormat(config.logFormat));
   let hub;
   try {
     hub = await startHub(config, log);

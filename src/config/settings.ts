@@ -1,7 +1,7 @@
 // Every setting of the hub in one table: its flag, environment variables, default, and how its
 // text is checked. Precedence, everywhere: command-line flag > KALYPSO_* variable > generic
 // variable (DATABASE_URL) > default.
-import { LOG_LEVELS } from '../log/logger.ts';
+import { LOG_FORMATS, LOG_LEVELS } from '../log/logger.ts';
 import { FIELD_LIMITS } from '../normalize/field-reader.ts';
 import { DEFAULT_OTLP_LIMITS } from '../normalize/otlp-limits.ts';
 import { formatDuration, parseDuration, parseSize } from './units.ts';
@@ -378,6 +378,15 @@ export const SETTINGS = {
     description: `Log level: ${LOG_LEVELS.join(', ')}.`,
     parse: oneOf(LOG_LEVELS),
   } satisfies Setting<(typeof LOG_LEVELS)[number]>,
+  logFormat: {
+    flag: 'log-format',
+    group: 'logging',
+    env: ['KALYPSO_LOG_FORMAT'],
+    default: 'auto',
+    description:
+      'Log lines: `json` (one JSON object per line, for log pipelines), `pretty` (one readable line per record) or `auto`: pretty when stdout is a terminal, else json.',
+    parse: oneOf(LOG_FORMATS),
+  } satisfies Setting<(typeof LOG_FORMATS)[number]>,
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
