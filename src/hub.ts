@@ -36,6 +36,8 @@ export interface RunningHub {
   readonly databaseUrl: string;
   /** Set when the hub started its own embedded PostgreSQL. */
   readonly embeddedPostgres: EmbeddedPostgres | undefined;
+  /** The psql command for the embedded PostgreSQL as shown to operators (a chosen password hidden). */
+  readonly psql: string | undefined;
   readonly database: Database;
   /** The CRD watcher, when the hub found a Kubernetes API server to watch. */
   readonly kube: KubeSource | undefined;
@@ -85,13 +87,15 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
     if (tls !== undefined) cleanup.push(() => Promise.resolve(tls.close()));
     let embedded: EmbeddedPostgres | undefined;
     let databaseUrl = config.databaseUrl;
+    let psql: string | undefined;
     if (databaseUrl === undefined) {
       embedded = embeddedPostgresFor(config, log);
       await embedded.start();
       const server = embedded;
       cleanup.push(() => server.stop());
       databaseUrl = embedded.url;
-      log.info({ psql: `psql ${shownEmbeddedUrl(embedded.url, config.embeddedPgPassword)}` }, 'embedded PostgreSQL: connect with this connection string');
+      psql = `psql ${shownEmbeddedUrl(embedded.url, config.embeddedPgPassword)}`;
+      log.info({ psql }, 'embedded PostgreSQL: connect with this connection string');
     }
 
     const database = connectDatabase(
@@ -216,6 +220,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
       resourceGraph: pollers,
       databaseUrl,
       embeddedPostgres: embedded,
+      psql,
       database,
       stop: stopAll,
     };

@@ -7,6 +7,7 @@ import { createLogger, resolveLogFormat } from '../log/logger.ts';
 import type { Help } from './help-format.ts';
 import { HELP_ENTRY } from './help-request.ts';
 import { PRECEDENCE, settingsHelp } from './settings-help.ts';
+import { bannerFacts, startBanner } from './start-banner.ts';
 
 export const SERVE_HELP: Help = {
   usage: ['kalypso-hub [serve] [options]', 'npm start -- [options]'],
@@ -28,6 +29,8 @@ export async function runServe(config: HubConfig): Promise<void> {
     return;
   }
   log.info({ ports: hub.ports, ui: `http://localhost:${hub.ports.http}/` }, 'Kalypso Observability Hub running');
+  // Only for a person at a terminal; a pipe or a pod gets the log lines alone.
+  if (process.stdout.isTTY) process.stdout.write(startBanner(bannerFacts(config, hub)));
   const demo = new AbortController();
   if (config.demo) {
     // With TLS on, the demo connects as any client would: to localhost, trusting the certificate
