@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { feedDemoFleet, followDemoFleet } from '../demo/demo-feeder.ts';
 import { describeArgvError } from '../config/argv-errors.ts';
 import { createLogger, resolveLogFormat } from '../log/logger.ts';
+import { isHttpUrl } from './ask-hub.ts';
 import type { Help } from './help-format.ts';
 import { HELP_ENTRY } from './help-request.ts';
 
@@ -40,9 +41,14 @@ export async function runDemo(argv: readonly string[], env: NodeJS.ProcessEnv): 
     process.stderr.write(`kalypso-hub demo: --hosts must be an integer from 8 to 100000 (got ${JSON.stringify(flags.hosts)})\n`);
     return 2;
   }
+  const otlpEndpoint = flags.otlp ?? env.KALYPSO_OTLP_URL ?? 'http://localhost:4318';
+  if (!isHttpUrl(otlpEndpoint)) {
+    process.stderr.write(`kalypso-hub demo: --otlp must be an http:// or https:// URL (got ${JSON.stringify(otlpEndpoint)})\n`);
+    return 2;
+  }
   const log = createLogger('info', resolveLogFormat('auto'));
   const options = {
-    otlpEndpoint: flags.otlp ?? env.KALYPSO_OTLP_URL ?? 'http://localhost:4318',
+    otlpEndpoint,
     hosts,
     log,
     ...(flags.token === undefined ? {} : { token: flags.token }),
@@ -57,7 +63,8 @@ export async function runDemo(argv: readonly string[], env: NodeJS.ProcessEnv): 
     }
     return 0;
   } catch (error) {
-    log.error({ err: (error as Error).message }, 'demo failed');
+    // Said once, plainly, on stderr: the URL and the cause (see sendLogs), not a log record.
+    process.stderr.write(`kalypso-hub demo: ${(error as Error).message}\n`);
     return 1;
   }
 }

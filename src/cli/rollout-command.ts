@@ -8,8 +8,10 @@
 import { parseArgs } from 'node:util';
 import { describeArgvError } from '../config/argv-errors.ts';
 import { formatDuration, parseDuration } from '../config/units.ts';
+import { shownUrl } from '../http/fetch-failure.ts';
 // The short form the web UI shows, so that a commit copied from either is the same text.
 import { shortCommit } from '../ui/app/format.ts';
+import { askHub, isHttpUrl } from './ask-hub.ts';
 import type { Help } from './help-format.ts';
 import { HELP_ENTRY } from './help-request.ts';
 
@@ -115,6 +117,7 @@ export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv
   const waitMs = flags.wait === undefined ? 0 : parseDuration(flags.wait);
   if (waitMs === undefined) return usageError(`--wait must be a duration such as 30s or 10m (got ${JSON.stringify(flags.wait)})`);
   const base = (flags.url ?? env.KALYPSO_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
+  if (!isHttpUrl(base)) return usageError(`--url must be an http:// or https:// URL (got ${JSON.stringify(base)})`);
   const token = flags.token ?? env.KALYPSO_API_TOKEN;
 
   const deadline = Date.now() + waitMs;
@@ -127,28 +130,24 @@ export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv
       commit: flags.commit,
       wait: `${Math.min(remaining, REQUEST_WAIT_MS)}ms`,
     });
-    let response: Response;
-    try {
-      response = await fetch(`${base}/api/v1/deployment-state?${query.toString()}`, {
-        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-        signal: AbortSignal.timeout(Math.min(remaining, REQUEST_WAIT_MS) + 30_000),
-      });
-    } catch (error) {
-      if (Date.now() + RETRY_DELAY_MS >= deadline) return failure(`cannot reach the hub at ${base}: ${(error as Error).message}`);
-      progress(`hub unreachable (${(error as Error).message}); retrying`);
+    const asked = await askHub(`${base}/api/v1/deployment-state?${query.toString()}`, token, Math.min(remaining, REQUEST_WAIT_MS) + 30_000);
+    if (asked.kind === 'unreachable') {
+      if (Date.now() + RETRY_DELAY_MS >= deadline) return failure(asked.reason);
+      progress(`${asked.reason}; retrying`);
       await sleep(RETRY_DELAY_MS);
       continue;
     }
-    if (response.status === 503 && Date.now() + RETRY_DELAY_MS < deadline) {
+    if (asked.status === 503 && Date.now() + RETRY_DELAY_MS < deadline) {
       progress('hub database unavailable; retrying');
       await sleep(RETRY_DELAY_MS);
       continue;
     }
-    if (!response.ok) {
-      const body = (await response.json().catch(() => undefined)) as { error?: { message?: string } } | undefined;
-      return failure(`the hub answered ${response.status}: ${body?.error?.message ?? response.statusText}`);
+    if (!asked.ok) {
+      const body = asked.body as { error?: { message?: string } } | undefined;
+      return failure(`the hub answered ${asked.status}: ${body?.error?.message ?? asked.statusText} (${shownUrl(asked.url)})`);
     }
-    answer = (await response.json()) as RolloutAnswer;
+    if (asked.body === undefined) return failure(`${shownUrl(asked.url)} answered without JSON: is ${base} the hub?`);
+    answer = asked.body as RolloutAnswer;
     if (answer.settled || answer.failed > 0 || Date.now() >= deadline) break;
     progress(`${summary(answer)} — waiting up to ${formatDuration(Math.ceil((deadline - Date.now()) / 1_000) * 1_000)} more`);
   }
