@@ -2,6 +2,7 @@
 // a closed port, a name that does not resolve, a certificate nobody trusts — and rollout keeps its
 // exit code 3 ("could not ask").
 import { readFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,5 +93,34 @@ describe('a hub the command cannot reach', () => {
     const fed = await demo('localhost:4318');
     expect(fed.code).toBe(2);
     expect(fed.stderr).toMatch(/^kalypso-hub demo: --otlp must be an http:\/\/ or https:\/\/ URL \(got "localhost:4318"\)\n/);
+  });
+});
+
+describe('something that is not the hub, or an answer cut off', () => {
+  it('exits 3 (could not ask) rather than crash, and says what came back from where', async () => {
+    const server = createHttpServer((request, response) => {
+      if (request.url?.includes('cut-off') === true) {
+        // Headers promise a body that never comes: the connection closes halfway.
+        response.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+        response.write('{"commit":');
+        setTimeout(() => response.destroy(), 50);
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('<html>a proxy sign-in page</html>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const html = await rollout(url);
+      expect(html.code).toBe(3);
+      expect(html.stderr).toBe(`kalypso-hub rollout: ${url}/api/v1/deployment-state answered without JSON: is ${url} the hub?\n`);
+      const cut = await rollout(`${url}/cut-off`);
+      expect(cut.code).toBe(3);
+      expect(cut.stderr).toMatch(new RegExp(`^kalypso-hub rollout: cannot reach ${url}/cut-off/api/v1/deployment-state: .*other side closed`));
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
