@@ -41,6 +41,8 @@ export interface RunningHub {
   readonly databaseUrl: string;
   /** Set when the hub started its own embedded PostgreSQL. */
   readonly embeddedPostgres: EmbeddedPostgres | undefined;
+  /** The psql command for the embedded PostgreSQL as shown to operators (a chosen password hidden). */
+  readonly psql: string | undefined;
   readonly database: Database;
   /** The CRD watcher, when the hub found a Kubernetes API server to watch. */
   readonly kube: KubeSource | undefined;
@@ -119,6 +121,7 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
     let embedded: EmbeddedPostgres | undefined;
     let supervisor: PostgresSupervisor | undefined;
     let databaseUrl = config.databaseUrl;
+    let psql: string | undefined;
     if (databaseUrl === undefined) {
       embedded = embeddedPostgresFor(config, log);
       supervisor = new PostgresSupervisor(
@@ -130,7 +133,8 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
       const running = supervisor;
       cleanup.push(() => running.stop());
       databaseUrl = embedded.url;
-      log.info({ psql: `psql ${shownEmbeddedUrl(embedded.url, config.embeddedPgPassword)}` }, 'embedded PostgreSQL: connect with this connection string');
+      psql = `psql ${shownEmbeddedUrl(embedded.url, config.embeddedPgPassword)}`;
+      log.info({ psql }, 'embedded PostgreSQL: connect with this connection string');
     }
 
     const database = connectDatabase(
@@ -280,6 +284,7 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
       resourceGraph: pollers,
       databaseUrl,
       embeddedPostgres: embedded,
+      psql,
       database,
       ready: readyOrStopped,
       stop: stopAll,

@@ -1,54 +1,89 @@
-// `kalypso-hub <command>`: serve (default), migrate, help.
-import { ConfigError, describeSettings, resolveConfig } from '../config/config.ts';
-import { createLogger } from '../log/logger.ts';
-import { DEMO_USAGE, runDemo } from './demo-command.ts';
-import { runMigrate } from './migrate-command.ts';
-import { ROLLOUT_USAGE, runRollout } from './rollout-command.ts';
-import { runServe } from './serve-command.ts';
+// `kalypso-hub <command>`: serve (default), migrate, rollout, demo, help. `--help` or `-h` on any of
+// them prints its help and exits 0; a mistake on the command line is one plain line on stderr
+// (exit 2), naming what was wrong — it is read by a person, not by a log pipeline.
+import { ConfigError, resolveConfig } from '../config/config.ts';
+import { DEMO_HELP, runDemo } from './demo-command.ts';
+import { formatHelp, type Help, helpWidth } from './help-format.ts';
+import { asksForHelp, HELP_ENTRY } from './help-request.ts';
+import { MIGRATE_HELP, runMigrate } from './migrate-command.ts';
+import { ROLLOUT_HELP, runRollout } from './rollout-command.ts';
+import { runServe, SERVE_HELP } from './serve-command.ts';
+import { PRECEDENCE, settingsHelp } from './settings-help.ts';
 
-const USAGE = `Usage: kalypso-hub [command] [flags]
+const MAIN_HELP: Help = {
+  usage: ['kalypso-hub [command] [options]', 'npm run hub -- [command] [options]'],
+  about:
+    'Kalypso Observability Hub: what is deployed where across a fleet. Desired and real deployment state, ' +
+    'from OTLP, Kubernetes and Azure Resource Graph, with history, in PostgreSQL. Without a command it runs the hub (serve).',
+  sections: [
+    {
+      title: 'Commands',
+      entries: [
+        { term: 'serve', description: 'Run the hub: OTLP receivers, HTTP API and web UI, store (the default; npm start).' },
+        { term: 'migrate', description: 'Apply the database migrations and exit.' },
+        { term: 'rollout', description: 'The rollout gate for CD pipelines: has every subscriber applied a commit?' },
+        { term: 'demo', description: 'Feed a demo fleet into a running hub.' },
+        { term: 'help [command]', description: 'This help, or a command\'s (as kalypso-hub <command> --help).' },
+      ],
+    },
+    { title: 'Options', entries: [HELP_ENTRY] },
+    { title: 'Settings of serve and migrate', text: PRECEDENCE },
+    ...settingsHelp(),
+  ],
+};
 
-Commands:
-  serve      run the hub: OTLP receivers, API, store (default)
-  migrate    apply database migrations and exit
-  rollout    rollout gate for CD pipelines (kalypso-hub rollout --help)
-  demo       feed a demo fleet into a running hub (kalypso-hub demo --help)
-  help       show this help
-
-Settings (flag > KALYPSO_* variable > generic variable > default):
-${describeSettings()}
-`;
+const COMMAND_HELP: Readonly<Record<string, Help>> = {
+  serve: SERVE_HELP,
+  migrate: MIGRATE_HELP,
+  rollout: ROLLOUT_HELP,
+  demo: DEMO_HELP,
+  help: MAIN_HELP,
+};
 
 const args = process.argv.slice(2);
-const command = args[0] === undefined || args[0].startsWith('-') ? 'serve' : args[0];
-const flags = command === args[0] ? args.slice(1) : args;
+// Flags alone (`npm run hub -- --http-port 9090`) are serve's.
+const named = args[0] !== undefined && !args[0].startsWith('-');
+const command = named ? args[0]! : 'serve';
+const flags = named ? args.slice(1) : args;
 
-try {
-  switch (command) {
-    case 'serve':
-      await runServe(resolveConfig(flags, process.env));
-      break;
-    case 'migrate':
-      process.exitCode = await runMigrate(resolveConfig(flags, process.env));
-      break;
-    case 'rollout':
-      if (flags.includes('--help')) process.stdout.write(ROLLOUT_USAGE);
-      else process.exitCode = await runRollout(flags, process.env);
-      break;
-    case 'demo':
-      if (flags.includes('--help')) process.stdout.write(DEMO_USAGE);
-      else process.exitCode = await runDemo(flags, process.env);
-      break;
-    case 'help':
-    case '--help':
-      process.stdout.write(USAGE);
-      break;
-    default:
-      process.stderr.write(`unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
-      process.exitCode = 2;
-  }
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  createLogger('info').fatal(`configuration error: ${error.message}`);
+function printHelp(help: Help): void {
+  process.stdout.write(formatHelp(help, helpWidth(process.stdout)));
+}
+
+function commandLineError(message: string): void {
+  process.stderr.write(`${message}\n`);
   process.exitCode = 2;
+}
+
+if (!named && asksForHelp(flags)) {
+  printHelp(MAIN_HELP);
+} else if (command === 'help') {
+  const topic = flags.find((flag) => !flag.startsWith('-'));
+  const help = topic === undefined ? MAIN_HELP : COMMAND_HELP[topic];
+  if (help === undefined) commandLineError(`kalypso-hub help: unknown command ${JSON.stringify(topic)} (commands: ${Object.keys(COMMAND_HELP).join(', ')})`);
+  else printHelp(help);
+} else if (COMMAND_HELP[command] === undefined) {
+  commandLineError(`kalypso-hub: unknown command ${JSON.stringify(command)} (commands: ${Object.keys(COMMAND_HELP).join(', ')}; kalypso-hub --help)`);
+} else if (asksForHelp(flags)) {
+  printHelp(COMMAND_HELP[command]);
+} else {
+  try {
+    switch (command) {
+      case 'serve':
+        await runServe(resolveConfig(flags, process.env));
+        break;
+      case 'migrate':
+        process.exitCode = await runMigrate(resolveConfig(flags, process.env));
+        break;
+      case 'rollout':
+        process.exitCode = await runRollout(flags, process.env);
+        break;
+      case 'demo':
+        process.exitCode = await runDemo(flags, process.env);
+        break;
+    }
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    commandLineError(`kalypso-hub ${command}: ${error.message}\n(kalypso-hub ${command} --help lists the settings)`);
+  }
 }

@@ -1,13 +1,25 @@
 // `kalypso-hub migrate`: apply pending migrations to the configured (or embedded) database.
 import type { HubConfig } from '../config/config.ts';
-import { createLogger } from '../log/logger.ts';
+import { createLogger, resolveLogFormat } from '../log/logger.ts';
 import { connectDatabase } from '../store/connect.ts';
 import { DataDirInUseError, DataDirLock } from '../store/embedded/data-dir-lock.ts';
 import { embeddedPostgresFor } from '../store/embedded/embedded-postgres.ts';
 import { migrateToLatest } from '../store/migrate.ts';
+import type { Help } from './help-format.ts';
+import { HELP_ENTRY } from './help-request.ts';
+import { PRECEDENCE, settingsHelp } from './settings-help.ts';
+
+export const MIGRATE_HELP: Help = {
+  usage: ['kalypso-hub migrate [options]', 'npm run migrate -- [options]'],
+  about:
+    'Applies the pending database migrations and exits (serve applies them on start as well). ' +
+    'Without --database-url it runs the embedded PostgreSQL of --data-dir for as long as that takes. ' +
+    'It accepts every setting of serve; the groups below are the ones it reads.',
+  sections: [{ title: 'Options', entries: [HELP_ENTRY] }, { title: 'Settings', text: PRECEDENCE }, ...settingsHelp(['database', 'logging'])],
+};
 
 export async function runMigrate(config: HubConfig): Promise<number> {
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, resolveLogFormat(config.logFormat));
   // The embedded server is the running hub's, if there is one: a hub migrates it itself on start.
   let lock: DataDirLock | undefined;
   if (config.databaseUrl === undefined) {

@@ -6,9 +6,14 @@
 // 2 not all succeeded within the wait (in progress, stale, or no subscribers yet);
 // 3 could not ask (bad arguments, hub unreachable, hub refused the request).
 import { parseArgs } from 'node:util';
+import { describeArgvError } from '../config/argv-errors.ts';
 import { formatDuration, parseDuration } from '../config/units.ts';
+import { shownUrl } from '../http/fetch-failure.ts';
 // The short form the web UI shows, so that a commit copied from either is the same text.
 import { shortCommit } from '../ui/app/format.ts';
+import { askHub, isHttpUrl } from './ask-hub.ts';
+import type { Help } from './help-format.ts';
+import { HELP_ENTRY } from './help-request.ts';
 
 export const ROLLOUT_EXIT = { succeeded: 0, failed: 1, timedOut: 2, error: 3 } as const;
 
@@ -51,38 +56,59 @@ interface RolloutAnswer {
   subscribers: Subscriber[];
 }
 
-export const ROLLOUT_USAGE = `Usage: kalypso-hub rollout (--endpoint <repo/branch/path> | --environment <env>) --commit <sha> [--wait 10m] [--url http://hub:8080] [--json]
-
-  --endpoint     manifests endpoint the CD pipeline changed (repo/branch/path)
-  --environment  every deployment target of this environment: the merged commit of its GitOps
-                 branch, applied (or a later commit) by every subscriber — Kalypso's Check Promote
-  --commit       GitOps commit to wait for: the full id or a unique prefix of at least 7 hex digits
-  --wait         how long to wait for every subscriber (default 0: answer now)
-  --url          hub base URL (default $KALYPSO_URL, else http://localhost:8080)
-  --token        bearer token for the API (default $KALYPSO_API_TOKEN)
-  --json         print the hub's answer as JSON instead of a table
-
-Exit codes: 0 all succeeded, 1 a subscriber failed, 2 timed out, 3 could not ask.
-`;
+export const ROLLOUT_HELP: Help = {
+  usage: [
+    'kalypso-hub rollout --endpoint <repo/branch/path> --commit <sha> [--wait 10m] [options]',
+    'kalypso-hub rollout --environment <env> --commit <sha> [--wait 10m] [options]',
+  ],
+  about:
+    'The rollout gate for CD pipelines: asks the hub whether every subscriber has applied a GitOps commit, ' +
+    'waiting up to --wait, and prints the subscribers.',
+  sections: [
+    {
+      title: 'Options',
+      entries: [
+        { term: '--endpoint <repo/branch/path>', description: 'The manifests endpoint the CD pipeline changed.' },
+        {
+          term: '--environment <env>',
+          description:
+            'Every deployment target of this environment: the merged commit of its GitOps branch, applied (or a later commit) by every subscriber (Kalypso\'s Check Promote).',
+        },
+        { term: '--commit <sha>', description: 'The GitOps commit to wait for: the full id or a unique prefix of at least 7 hex digits.' },
+        { term: '--wait <duration>', description: 'How long to wait for every subscriber, e.g. 30s or 10m (default 0: answer now).' },
+        { term: '--url <url>', description: 'The hub\'s base URL (default $KALYPSO_URL, else http://localhost:8080).' },
+        { term: '--token <token>', description: 'Bearer token for the API (default $KALYPSO_API_TOKEN).' },
+        { term: '--json', description: 'Print the hub\'s answer as JSON instead of a table.' },
+        HELP_ENTRY,
+      ],
+    },
+    {
+      title: 'Exit codes',
+      entries: [
+        { term: '0', description: 'Every subscriber succeeded.' },
+        { term: '1', description: 'A subscriber failed (as soon as one fails).' },
+        { term: '2', description: 'Not all succeeded within the wait: in progress, stale, or no subscribers yet.' },
+        { term: '3', description: 'Could not ask: bad arguments, the hub unreachable, or the hub refused the request.' },
+      ],
+    },
+  ],
+};
 
 export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   let flags: { endpoint?: string; environment?: string; commit?: string; wait?: string; url?: string; token?: string; json?: boolean };
+  const options = {
+    endpoint: { type: 'string' },
+    environment: { type: 'string' },
+    commit: { type: 'string' },
+    wait: { type: 'string' },
+    url: { type: 'string' },
+    token: { type: 'string' },
+    json: { type: 'boolean' },
+  } as const;
   try {
-    flags = parseArgs({
-      args: [...argv],
-      options: {
-        endpoint: { type: 'string' },
-        environment: { type: 'string' },
-        commit: { type: 'string' },
-        wait: { type: 'string' },
-        url: { type: 'string' },
-        token: { type: 'string' },
-        json: { type: 'boolean' },
-      },
-      strict: true,
-    }).values;
+    flags = parseArgs({ args: [...argv], options, strict: true }).values;
   } catch (error) {
-    return usageError((error as Error).message);
+    return usageError(describeArgvError(error, Object.keys(options)));
   }
   const endpoint = flags.endpoint === '' ? undefined : flags.endpoint;
   const environment = flags.environment === '' ? undefined : flags.environment;
@@ -91,6 +117,7 @@ export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv
   const waitMs = flags.wait === undefined ? 0 : parseDuration(flags.wait);
   if (waitMs === undefined) return usageError(`--wait must be a duration such as 30s or 10m (got ${JSON.stringify(flags.wait)})`);
   const base = (flags.url ?? env.KALYPSO_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
+  if (!isHttpUrl(base)) return usageError(`--url must be an http:// or https:// URL (got ${JSON.stringify(base)})`);
   const token = flags.token ?? env.KALYPSO_API_TOKEN;
 
   const deadline = Date.now() + waitMs;
@@ -103,28 +130,24 @@ export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv
       commit: flags.commit,
       wait: `${Math.min(remaining, REQUEST_WAIT_MS)}ms`,
     });
-    let response: Response;
-    try {
-      response = await fetch(`${base}/api/v1/deployment-state?${query.toString()}`, {
-        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-        signal: AbortSignal.timeout(Math.min(remaining, REQUEST_WAIT_MS) + 30_000),
-      });
-    } catch (error) {
-      if (Date.now() + RETRY_DELAY_MS >= deadline) return failure(`cannot reach the hub at ${base}: ${(error as Error).message}`);
-      progress(`hub unreachable (${(error as Error).message}); retrying`);
+    const asked = await askHub(`${base}/api/v1/deployment-state?${query.toString()}`, token, Math.min(remaining, REQUEST_WAIT_MS) + 30_000);
+    if (asked.kind === 'unreachable') {
+      if (Date.now() + RETRY_DELAY_MS >= deadline) return failure(asked.reason);
+      progress(`${asked.reason}; retrying`);
       await sleep(RETRY_DELAY_MS);
       continue;
     }
-    if (response.status === 503 && Date.now() + RETRY_DELAY_MS < deadline) {
+    if (asked.status === 503 && Date.now() + RETRY_DELAY_MS < deadline) {
       progress('hub database unavailable; retrying');
       await sleep(RETRY_DELAY_MS);
       continue;
     }
-    if (!response.ok) {
-      const body = (await response.json().catch(() => undefined)) as { error?: { message?: string } } | undefined;
-      return failure(`the hub answered ${response.status}: ${body?.error?.message ?? response.statusText}`);
+    if (!asked.ok) {
+      const body = asked.body as { error?: { message?: string } } | undefined;
+      return failure(`the hub answered ${asked.status}: ${body?.error?.message ?? asked.statusText} (${shownUrl(asked.url)})`);
     }
-    answer = (await response.json()) as RolloutAnswer;
+    if (asked.body === undefined) return failure(`${shownUrl(asked.url)} answered without JSON: is ${base} the hub?`);
+    answer = asked.body as RolloutAnswer;
     if (answer.settled || answer.failed > 0 || Date.now() >= deadline) break;
     progress(`${summary(answer)} — waiting up to ${formatDuration(Math.ceil((deadline - Date.now()) / 1_000) * 1_000)} more`);
   }
@@ -185,7 +208,7 @@ function progress(message: string): void {
 }
 
 function usageError(message: string): number {
-  process.stderr.write(`kalypso-hub rollout: ${message}\n\n${ROLLOUT_USAGE}`);
+  process.stderr.write(`kalypso-hub rollout: ${message}\n(kalypso-hub rollout --help shows the options)\n`);
   return ROLLOUT_EXIT.error;
 }
 

@@ -3,10 +3,23 @@
 import type { HubConfig } from '../config/config.ts';
 import { feedDemoFleet, followDemoFleet } from '../demo/demo-feeder.ts';
 import { startListening } from '../hub.ts';
-import { createLogger, type Logger } from '../log/logger.ts';
+import { createLogger, type Logger, resolveLogFormat } from '../log/logger.ts';
+import type { Help } from './help-format.ts';
+import { HELP_ENTRY } from './help-request.ts';
+import { PRECEDENCE, settingsHelp } from './settings-help.ts';
+import { bannerFacts, startBanner } from './start-banner.ts';
+
+export const SERVE_HELP: Help = {
+  usage: ['kalypso-hub [serve] [options]', 'npm start -- [options]'],
+  about:
+    'Runs the hub: the OTLP receivers (gRPC and HTTP), the HTTP API with the web UI, and the store. ' +
+    'Without --database-url it starts an embedded PostgreSQL with its data in --data-dir. ' +
+    'Ctrl-C or SIGTERM stops it gracefully (in-flight requests finish first); a second signal exits at once.',
+  sections: [{ title: 'Options', entries: [HELP_ENTRY] }, { title: 'Settings', text: PRECEDENCE }, ...settingsHelp()],
+};
 
 export async function runServe(config: HubConfig): Promise<void> {
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, resolveLogFormat(config.logFormat));
   let hub;
   try {
     hub = await startListening(config, log);
@@ -16,6 +29,8 @@ export async function runServe(config: HubConfig): Promise<void> {
     return;
   }
   log.info({ ports: hub.ports, ui: `http://localhost:${hub.ports.http}/` }, 'Kalypso Observability Hub listening');
+  // Only for a person at a terminal; a pipe or a pod gets the log lines alone.
+  if (process.stdout.isTTY) process.stdout.write(startBanner(bannerFacts(config, hub)));
   // Ready once the database answers and is migrated; until then every answer says why not.
   const demo = new AbortController();
   hub.ready.then(

@@ -1,6 +1,7 @@
 // Flags + environment → one frozen, typed Config. A bad value stops start-up with a message
 // that names the setting and where it came from.
 import { parseArgs } from 'node:util';
+import { describeArgvError } from './argv-errors.ts';
 import { type Setting, SETTINGS, type SettingName } from './settings.ts';
 
 type SettingValue<S> = S extends { parse: (text: string) => infer R } ? Exclude<R, { readonly invalid: string }> : never;
@@ -23,7 +24,7 @@ export function resolveConfig(argv: readonly string[], env: NodeJS.ProcessEnv): 
       allowPositionals: false,
     }).values;
   } catch (error) {
-    throw new ConfigError((error as Error).message);
+    throw new ConfigError(describeArgvError(error, Object.values(SETTINGS).map((setting: Setting<unknown>) => setting.flag)));
   }
 
   const config: Record<string, unknown> = {};
@@ -51,13 +52,4 @@ export function resolveConfig(argv: readonly string[], env: NodeJS.ProcessEnv): 
     throw new ConfigError('--tls-cert-file and --tls-key-file go together: set both, or neither for plain text');
   }
   return Object.freeze(config) as HubConfig;
-}
-
-/** The settings as a Markdown table (README) or plain text (help). */
-export function describeSettings(): string {
-  const rows = Object.values(SETTINGS).map((setting: Setting<unknown>) => {
-    const shown = setting.shownDefault ?? String(setting.default);
-    return `| \`--${setting.flag}\` | ${setting.env.map((name) => `\`${name}\``).join(', ')} | \`${shown}\` | ${setting.description} |`;
-  });
-  return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }

@@ -1,13 +1,26 @@
 // Every setting of the hub in one table: its flag, environment variables, default, and how its
 // text is checked. Precedence, everywhere: command-line flag > KALYPSO_* variable > generic
 // variable (DATABASE_URL) > default.
-import { LOG_LEVELS } from '../log/logger.ts';
+import { LOG_FORMATS, LOG_LEVELS } from '../log/logger.ts';
 import { FIELD_LIMITS } from '../normalize/field-reader.ts';
 import { DEFAULT_OTLP_LIMITS } from '../normalize/otlp-limits.ts';
 import { formatDuration, parseDuration, parseSize } from './units.ts';
 
+/** The groups help and the README list the settings in, in this order, with their titles. */
+export const SETTING_GROUPS = {
+  network: 'Network',
+  database: 'Database',
+  security: 'Security',
+  sources: 'Sources',
+  state: 'State and history',
+  limits: 'Limits',
+  logging: 'Logging and shutdown',
+} as const;
+export type SettingGroup = keyof typeof SETTING_GROUPS;
+
 export interface Setting<T> {
   readonly flag: string;
+  readonly group: SettingGroup;
   readonly env: readonly string[];
   readonly default: T;
   /** Shown in help and in the README's configuration table. */
@@ -80,6 +93,7 @@ const oneOf =
 export const SETTINGS = {
   databaseUrl: {
     flag: 'database-url',
+    group: 'database',
     env: ['KALYPSO_DATABASE_URL', 'DATABASE_URL'],
     default: undefined,
     description: 'PostgreSQL (14+) to use. Unset: start the embedded PostgreSQL.',
@@ -89,6 +103,7 @@ export const SETTINGS = {
   } satisfies Setting<string | undefined>,
   dataDir: {
     flag: 'data-dir',
+    group: 'database',
     env: ['KALYPSO_DATA_DIR'],
     default: './.kalypso-hub',
     description: 'Where the embedded PostgreSQL keeps its data (survives restarts).',
@@ -96,6 +111,7 @@ export const SETTINGS = {
   } satisfies Setting<string>,
   embeddedPgPort: {
     flag: 'embedded-pg-port',
+    group: 'database',
     env: ['KALYPSO_EMBEDDED_PG_PORT'],
     default: 5433,
     description: 'Port of the embedded PostgreSQL, on 127.0.0.1.',
@@ -103,6 +119,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   embeddedPgPassword: {
     flag: 'embedded-pg-password',
+    group: 'database',
     env: ['KALYPSO_EMBEDDED_PG_PASSWORD'],
     default: 'kalypso',
     description: 'Password of the `postgres` user of the embedded PostgreSQL (set when its data is first created).',
@@ -111,6 +128,7 @@ export const SETTINGS = {
   } satisfies Setting<string>,
   embeddedPgRestartTimeout: {
     flag: 'embedded-pg-restart-timeout',
+    group: 'database',
     env: ['KALYPSO_EMBEDDED_PG_RESTART_TIMEOUT'],
     default: 60_000,
     description: 'How long a crashed embedded PostgreSQL may take to come back (the hub restarts it) before `/healthz` fails, so that an orchestrator restarts the hub.',
@@ -119,6 +137,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   listenHost: {
     flag: 'listen-host',
+    group: 'network',
     env: ['KALYPSO_LISTEN_HOST'],
     default: '0.0.0.0',
     description: 'Address the API and the OTLP receivers listen on.',
@@ -126,6 +145,7 @@ export const SETTINGS = {
   } satisfies Setting<string>,
   httpPort: {
     flag: 'http-port',
+    group: 'network',
     env: ['KALYPSO_HTTP_PORT'],
     default: 8080,
     description: 'HTTP API, web UI, health and metrics.',
@@ -133,6 +153,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   otlpGrpcPort: {
     flag: 'otlp-grpc-port',
+    group: 'network',
     env: ['KALYPSO_OTLP_GRPC_PORT'],
     default: 4317,
     description: 'OTLP/gRPC logs receiver.',
@@ -140,6 +161,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   otlpHttpPort: {
     flag: 'otlp-http-port',
+    group: 'network',
     env: ['KALYPSO_OTLP_HTTP_PORT'],
     default: 4318,
     description: 'OTLP/HTTP logs receiver (`POST /v1/logs`).',
@@ -147,6 +169,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   ingestToken: {
     flag: 'ingest-token',
+    group: 'security',
     env: ['KALYPSO_INGEST_TOKEN'],
     default: undefined,
     description:
@@ -157,6 +180,7 @@ export const SETTINGS = {
   } satisfies Setting<readonly string[] | undefined>,
   apiToken: {
     flag: 'api-token',
+    group: 'security',
     env: ['KALYPSO_API_TOKEN'],
     default: undefined,
     description:
@@ -167,6 +191,7 @@ export const SETTINGS = {
   } satisfies Setting<readonly string[] | undefined>,
   tlsCertFile: {
     flag: 'tls-cert-file',
+    group: 'security',
     env: ['KALYPSO_TLS_CERT_FILE'],
     default: undefined,
     description:
@@ -176,6 +201,7 @@ export const SETTINGS = {
   } satisfies Setting<string | undefined>,
   tlsKeyFile: {
     flag: 'tls-key-file',
+    group: 'security',
     env: ['KALYPSO_TLS_KEY_FILE'],
     default: undefined,
     description: 'PEM private key of `--tls-cert-file`.',
@@ -184,6 +210,7 @@ export const SETTINGS = {
   } satisfies Setting<string | undefined>,
   maxRequestSize: {
     flag: 'max-request-size',
+    group: 'limits',
     env: ['KALYPSO_MAX_REQUEST_SIZE'],
     default: 64 * 1_048_576,
     description: 'Largest OTLP request accepted, after decompression.',
@@ -192,6 +219,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   maxRecordsPerRequest: {
     flag: 'max-records-per-request',
+    group: 'limits',
     env: ['KALYPSO_MAX_RECORDS_PER_REQUEST'],
     default: DEFAULT_OTLP_LIMITS.maxRecordsPerRequest,
     description: 'Most log records in one OTLP request; a larger request is refused whole (413 / `RESOURCE_EXHAUSTED`).',
@@ -199,6 +227,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   maxAttributes: {
     flag: 'max-attributes',
+    group: 'limits',
     env: ['KALYPSO_MAX_ATTRIBUTES'],
     default: DEFAULT_OTLP_LIMITS.maxAttributes,
     description: 'Most attributes on one log record or resource; a Kalypso record over it is rejected (partial success).',
@@ -206,6 +235,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   maxAttributeValueLength: {
     flag: 'max-attribute-value-length',
+    group: 'limits',
     env: ['KALYPSO_MAX_ATTRIBUTE_VALUE_LENGTH'],
     default: DEFAULT_OTLP_LIMITS.maxAttributeValueLength,
     description: 'Longest attribute key or value (characters); a Kalypso record with a longer one is rejected (partial success).',
@@ -213,6 +243,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   staleAfter: {
     flag: 'stale-after',
+    group: 'state',
     env: ['KALYPSO_STALE_AFTER'],
     default: 15 * 60_000,
     description: 'A reconciler whose last report is older than this is stale (never counted as success).',
@@ -221,6 +252,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   environmentOrder: {
     flag: 'environment-order',
+    group: 'state',
     env: ['KALYPSO_ENVIRONMENT_ORDER'],
     default: [],
     description:
@@ -230,6 +262,7 @@ export const SETTINGS = {
   } satisfies Setting<readonly string[]>,
   historyRetention: {
     flag: 'history-retention',
+    group: 'state',
     env: ['KALYPSO_HISTORY_RETENTION'],
     default: 0,
     description:
@@ -239,6 +272,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   maxWait: {
     flag: 'max-wait',
+    group: 'limits',
     env: ['KALYPSO_MAX_WAIT'],
     default: 5 * 60_000,
     description: 'Longest `wait` a rollout-gate request may ask for (longer waits: call again).',
@@ -247,6 +281,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   dbPoolSize: {
     flag: 'db-pool-size',
+    group: 'database',
     env: ['KALYPSO_DB_POOL_SIZE'],
     default: 10,
     description: 'Database connections of this hub process.',
@@ -254,6 +289,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   shutdownTimeout: {
     flag: 'shutdown-timeout',
+    group: 'logging',
     env: ['KALYPSO_SHUTDOWN_TIMEOUT'],
     default: 25_000,
     description: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish.',
@@ -262,6 +298,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   kube: {
     flag: 'kube',
+    group: 'sources',
     env: ['KALYPSO_KUBE'],
     default: 'auto',
     description:
@@ -270,6 +307,7 @@ export const SETTINGS = {
   } satisfies Setting<'auto' | 'on' | 'off'>,
   kubeNamespaces: {
     flag: 'kube-namespaces',
+    group: 'sources',
     env: ['KALYPSO_KUBE_NAMESPACES'],
     default: [],
     description: 'Namespaces to watch, comma-separated (Flux Kustomizations are read from the same ones). Empty: all.',
@@ -278,6 +316,7 @@ export const SETTINGS = {
   } satisfies Setting<readonly string[]>,
   kubeResync: {
     flag: 'kube-resync',
+    group: 'sources',
     env: ['KALYPSO_KUBE_RESYNC'],
     default: 10 * 60_000,
     description:
@@ -287,6 +326,7 @@ export const SETTINGS = {
   } satisfies Setting<number>,
   leaderElectionNamespace: {
     flag: 'leader-election-namespace',
+    group: 'sources',
     env: ['KALYPSO_LEADER_ELECTION_NAMESPACE'],
     default: undefined,
     description: 'Namespace of the leader-election Lease. Default: the hub’s own namespace in a cluster, else `default`.',
@@ -295,6 +335,7 @@ export const SETTINGS = {
   } satisfies Setting<string | undefined>,
   leaderElectionLease: {
     flag: 'leader-election-lease',
+    group: 'sources',
     env: ['KALYPSO_LEADER_ELECTION_LEASE'],
     default: 'kalypso-hub',
     description: 'Name of the Lease the hub replicas elect their leader with.',
@@ -302,6 +343,7 @@ export const SETTINGS = {
   } satisfies Setting<string>,
   argConfig: {
     flag: 'arg-config',
+    group: 'sources',
     env: ['KALYPSO_ARG_CONFIG'],
     default: undefined,
     description: 'YAML/JSON list of Azure Resource Graph sources to poll without Kubernetes (fields as in the AzureResourceGraph spec, plus `name`).',
@@ -310,6 +352,7 @@ export const SETTINGS = {
   } satisfies Setting<string | undefined>,
   armEndpoint: {
     flag: 'arm-endpoint',
+    group: 'sources',
     env: ['KALYPSO_ARM_ENDPOINT'],
     default: 'https://management.azure.com',
     description: 'Azure Resource Manager endpoint (sovereign clouds); the authority comes from `AZURE_AUTHORITY_HOST`.',
@@ -324,6 +367,7 @@ export const SETTINGS = {
   } satisfies Setting<string>,
   demo: {
     flag: 'demo',
+    group: 'sources',
     env: ['KALYPSO_DEMO'],
     default: false,
     description: 'Feed a demo fleet through the hub’s own OTLP receiver on start, and keep it moving.',
@@ -337,11 +381,21 @@ export const SETTINGS = {
   } satisfies Setting<boolean>,
   logLevel: {
     flag: 'log-level',
+    group: 'logging',
     env: ['KALYPSO_LOG_LEVEL'],
     default: 'info',
     description: `Log level: ${LOG_LEVELS.join(', ')}.`,
     parse: oneOf(LOG_LEVELS),
   } satisfies Setting<(typeof LOG_LEVELS)[number]>,
+  logFormat: {
+    flag: 'log-format',
+    group: 'logging',
+    env: ['KALYPSO_LOG_FORMAT'],
+    default: 'auto',
+    description:
+      'Log lines: `json` (one JSON object per line, for log pipelines), `pretty` (one readable line per record) or `auto`: pretty when stdout is a terminal, else json.',
+    parse: oneOf(LOG_FORMATS),
+  } satisfies Setting<(typeof LOG_FORMATS)[number]>,
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

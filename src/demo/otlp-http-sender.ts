@@ -1,6 +1,7 @@
 // A minimal OTLP/HTTP (protobuf) log sender for the hub's own tools (the demo fleet): the real
 // wire format, encoded with the hub's own OTLP schema, no SDK needed at run time.
 import Long from 'long';
+import { describeFetchFailure, shownUrl } from '../http/fetch-failure.ts';
 import { otlpTypes } from '../sources/otlp/otlp-proto.ts';
 
 export type AttributeValue = string | number | boolean;
@@ -58,15 +59,29 @@ export interface SendResult {
   readonly errorMessage: string;
 }
 
-/** POSTs one export request; throws on a non-2xx answer (the caller decides whether to retry). */
+/** A hub that accepted the connection but does not answer is given up on after this long. */
+const SEND_TIMEOUT_MS = 30_000;
+
+/**
+ * POSTs one export request; throws on a non-2xx answer or no answer at all, naming the URL and the
+ * cause (the caller decides whether to retry).
+ */
 export async function sendLogs(endpoint: string, batch: readonly ResourceLogsToSend[], token?: string): Promise<SendResult> {
-  const response = await fetch(`${endpoint.replace(/\/+$/, '')}/v1/logs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-protobuf', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
-    body: encodeLogs(batch),
-  });
-  const bytes = new Uint8Array(await response.arrayBuffer());
-  if (!response.ok) throw new Error(`the hub answered ${response.status}`);
+  const url = `${endpoint.replace(/\/+$/, '')}/v1/logs`;
+  let response: Response;
+  let bytes: Uint8Array;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-protobuf', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+      body: encodeLogs(batch),
+      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+    });
+    bytes = new Uint8Array(await response.arrayBuffer());
+  } catch (error) {
+    throw new Error(describeFetchFailure(url, error, SEND_TIMEOUT_MS), { cause: error });
+  }
+  if (!response.ok) throw new Error(`${shownUrl(url)} answered ${response.status} ${response.statusText}`.trimEnd());
   const answer = otlpTypes.ExportLogsServiceResponse.toObject(otlpTypes.ExportLogsServiceResponse.decode(bytes), { longs: Number }) as {
     partialSuccess?: { rejectedLogRecords?: number; errorMessage?: string };
   };

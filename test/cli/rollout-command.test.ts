@@ -78,7 +78,7 @@ describe('kalypso-hub rollout', () => {
     expect(missing.stderr).toContain('--commit is required');
     const unreachable = await rollout(['--endpoint', 'x', '--commit', 'c', '--url', 'http://127.0.0.1:1']);
     expect(unreachable.code).toBe(3);
-    expect(unreachable.stderr).toContain('cannot reach the hub');
+    expect(unreachable.stderr).toBe('kalypso-hub rollout: cannot reach http://127.0.0.1:1/api/v1/deployment-state: bad port\n');
     const refused = await rollout(['--endpoint', 'x', '--commit', 'c'.repeat(300)]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toMatch(/the hub answered 400: commit: /);

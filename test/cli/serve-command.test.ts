@@ -90,7 +90,7 @@ describe('kalypso-hub serve', () => {
   it('stops at start-up on a bad setting, naming it', async () => {
     const hub = runCli(['serve', '--http-port', 'eighty']);
     expect(await hub.exited).toBe(2);
-    expect(hub.output()).toContain('invalid --http-port: must be a port number from 0 to 65535 (got \\"eighty\\")');
+    expect(hub.output()).toContain('kalypso-hub serve: invalid --http-port: must be a port number from 0 to 65535 (got "eighty")');
   });
 });
 

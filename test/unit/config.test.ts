@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeSettings, resolveConfig } from '../../src/config/config.ts';
+import { ConfigError, resolveConfig } from '../../src/config/config.ts';
+import { settingsByGroup } from '../../src/config/setting-groups.ts';
+import { settingsMarkdown } from '../../src/config/settings-markdown.ts';
+import { SETTINGS } from '../../src/config/settings.ts';
 import { parseDuration, parseSize } from '../../src/config/units.ts';
 
 describe('units', () => {
@@ -92,10 +95,21 @@ describe('resolveConfig', () => {
     expect(() => resolveConfig(['--htp-port', '1'], {})).toThrow(ConfigError);
   });
 
-  it('describes every setting', () => {
-    const table = describeSettings();
-    expect(table).toContain('`--database-url`');
-    expect(table).toContain('`KALYPSO_EMBEDDED_PG_PASSWORD`');
-    expect(table).toContain('| `--environment-order` | `KALYPSO_ENVIRONMENT_ORDER` | `(none)` |');
+  it('puts every setting in one group, and leaves no group empty', () => {
+    const grouped = settingsByGroup();
+    expect(grouped.flatMap((group) => group.settings).map((setting) => setting.flag).sort()).toEqual(
+      Object.values(SETTINGS).map((setting) => setting.flag).sort(),
+    );
+    for (const group of grouped) expect(group.settings.length, group.title).toBeGreaterThan(0);
+  });
+
+  it('describes every setting in a table under its group', () => {
+    const markdown = settingsMarkdown();
+    const network = markdown.slice(markdown.indexOf('**Network**'), markdown.indexOf('**Database**'));
+    expect(network).toContain('| `--http-port` | `KALYPSO_HTTP_PORT` | `8080` |');
+    expect(network).not.toContain('`--database-url`');
+    expect(markdown).toContain('`KALYPSO_EMBEDDED_PG_PASSWORD`');
+    expect(markdown).toContain('| `--environment-order` | `KALYPSO_ENVIRONMENT_ORDER` | `(none)` |');
+    for (const setting of Object.values(SETTINGS)) expect(markdown.split(`| \`--${setting.flag}\` |`)).toHaveLength(2);
   });
 });
