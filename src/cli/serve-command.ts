@@ -1,4 +1,4 @@
-// `kalypso-hub serve`: run until SIGINT/SIGTERM, then shut down gracefully. A second signal
+// `kalypso-hub serve`: run until SIGINT/SIGTERM/SIGHUP, then shut down gracefully. A second signal
 // exits at once.
 import type { HubConfig } from '../config/config.ts';
 import { feedDemoFleet, followDemoFleet } from '../demo/demo-feeder.ts';
@@ -66,6 +66,9 @@ export async function runServe(config: HubConfig): Promise<void> {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  // A closed terminal sends SIGHUP; Node's default would exit at once and leave the embedded
+  // PostgreSQL running with the data directory's lock held by a dead process.
+  process.on('SIGHUP', shutdown);
 }
 
 /** `--demo`: a fleet of 40 hosts fed into this hub over OTLP/HTTP, then kept moving. */

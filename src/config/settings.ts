@@ -292,7 +292,7 @@ export const SETTINGS = {
     group: 'logging',
     env: ['KALYPSO_SHUTDOWN_TIMEOUT'],
     default: 25_000,
-    description: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish.',
+    description: 'On SIGTERM, SIGINT (Ctrl-C) or SIGHUP (terminal closed), how long in-flight requests may take to finish.',
     parse: duration,
     shownDefault: '25s',
   } satisfies Setting<number>,

@@ -95,7 +95,9 @@ describe('one owner per data directory', () => {
     expect(second.output()).toContain(`UI on port ${ports.http}`);
     // It gave up before starting anything: no PostgreSQL of its own, the first one untouched.
     expect(second.output()).not.toContain('embedded PostgreSQL');
-    expect(refusedAfterMs).toBeLessThan(10_000);
+    // The issue asks for "within a second"; this includes starting Node itself (about 0.35 s when
+    // idle), so the bound leaves room for a loaded CI machine.
+    expect(refusedAfterMs).toBeLessThan(3_000);
     // Nor does `migrate` take the running hub's server.
     const migrate = runCli(['migrate', '--data-dir', dataDir, '--embedded-pg-port', String((await freePorts()).pg)], { DATABASE_URL: '' });
     expect(await migrate.exited).toBe(1);
@@ -124,6 +126,18 @@ describe('one owner per data directory', () => {
     expect(next.output()).toContain('taking over the data directory from a hub that is gone');
     expect(() => process.kill(leftover, 0)).toThrow();
     expect(await postmasterPid()).not.toBe(leftover);
+  }, 90_000);
+
+  it('stops its PostgreSQL and frees the directory when its terminal closes (SIGHUP)', async () => {
+    const ports = await freePorts();
+    const hub = serve(ports);
+    await waitReady(ports.http, hub, 60_000);
+    const postgres = await postmasterPid();
+    hub.process.kill('SIGHUP');
+    expect(await hub.exited).toBe(0);
+    expect(hub.output()).toContain('shutdown complete');
+    expect(() => process.kill(postgres, 0)).toThrow();
+    await expect(readFile(path.join(dataDir, 'hub.lock'), 'utf8')).rejects.toThrow(/ENOENT/);
   }, 90_000);
 });
 
