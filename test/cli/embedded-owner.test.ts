@@ -9,43 +9,25 @@ import { ExportResultCode } from '@opentelemetry/core';
 import type { LogRecordExporter } from '@opentelemetry/sdk-logs';
 import { stateLog } from '../support/kalypso-logs.ts';
 import { buildLogRecords, createExporter, EXPORTER_KINDS, exportLogs } from '../support/otlp-client.ts';
-import { type CliProcess, runCli, waitReady } from '../support/hub-process.ts';
-import { freePort } from '../support/ports.ts';
+import {
+  type CliProcess,
+  embeddedServeFlags,
+  type EmbeddedHubPorts as Ports,
+  freeEmbeddedHubPorts as freePorts,
+  runCli,
+  waitReady,
+} from '../support/hub-process.ts';
 import { chunks, expectedCurrent, expectedHistory, type Report, reportSet, seededRandom, shuffled } from '../support/report-stream.ts';
 import { randomName } from '../support/random-ids.ts';
 import { asReports, queryAt, storedCurrent, storedHistory } from '../support/stored-reports.ts';
 import { waitFor } from '../support/wait-for.ts';
 
-interface Ports {
-  readonly http: number;
-  readonly otlpGrpc: number;
-  readonly otlpHttp: number;
-  readonly pg: number;
-}
-
 let dataDir: string;
 const running: CliProcess[] = [];
 
-async function freePorts(): Promise<Ports> {
-  return { http: await freePort(), otlpGrpc: await freePort(), otlpHttp: await freePort(), pg: await freePort() };
-}
-
 /** `kalypso-hub serve` on the embedded PostgreSQL, as `npm start` runs it. */
 function serve(ports: Ports, extra: readonly string[] = []): CliProcess {
-  const hub = runCli(
-    [
-      'serve',
-      '--data-dir', dataDir,
-      '--listen-host', '127.0.0.1',
-      '--http-port', String(ports.http),
-      '--otlp-grpc-port', String(ports.otlpGrpc),
-      '--otlp-http-port', String(ports.otlpHttp),
-      '--embedded-pg-port', String(ports.pg),
-      '--kube', 'off',
-      ...extra,
-    ],
-    { DATABASE_URL: '' },
-  );
+  const hub = runCli(['serve', ...embeddedServeFlags(dataDir, ports), '--kube', 'off', ...extra], { DATABASE_URL: '' });
   running.push(hub);
   return hub;
 }

@@ -7,26 +7,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdWrites } from '../support/held-writes.ts';
 import { stateLog } from '../support/kalypso-logs.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
-import { runCli, waitReady } from '../support/hub-process.ts';
-import { freePort } from '../support/ports.ts';
+import { type EmbeddedHubPorts, embeddedServeFlags, freeEmbeddedHubPorts, runCli, waitReady } from '../support/hub-process.ts';
 import { minute } from '../support/records.ts';
 
 let dataDir: string;
-let ports: { http: number; otlpGrpc: number; otlpHttp: number; pg: number };
+let ports: EmbeddedHubPorts;
 let flags: string[];
 
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'kalypso-serve-'));
   await chmod(dataDir, 0o755);
-  ports = { http: await freePort(), otlpGrpc: await freePort(), otlpHttp: await freePort(), pg: await freePort() };
-  flags = [
-    '--data-dir', dataDir,
-    '--listen-host', '127.0.0.1',
-    '--http-port', String(ports.http),
-    '--otlp-grpc-port', String(ports.otlpGrpc),
-    '--otlp-http-port', String(ports.otlpHttp),
-    '--embedded-pg-port', String(ports.pg),
-  ];
+  ports = await freeEmbeddedHubPorts();
+  flags = embeddedServeFlags(dataDir, ports);
 });
 
 afterAll(async () => {

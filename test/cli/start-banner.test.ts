@@ -7,8 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBanner } from '../../src/cli/start-banner.ts';
-import { freeHubPorts, killHub, spawnHub, waitHubReady } from '../support/hub-process.ts';
-import { freePort } from '../support/ports.ts';
+import { embeddedServeFlags, freeEmbeddedHubPorts, freeHubPorts, killHub, spawnHub, waitHubReady } from '../support/hub-process.ts';
 import { CLI } from '../support/run-command.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -33,16 +32,9 @@ const withoutColours = (text: string): string => text.replace(/\u001b\[[0-9;]*m/
 
 describe('the start-up banner', () => {
   it('in a terminal: UI, OTLP endpoints, psql, data directory and Ctrl-C — and Ctrl-C does stop the hub', async () => {
-    const ports = { ...(await freeHubPorts()), pg: await freePort() };
+    const ports = await freeEmbeddedHubPorts();
     const command = [
-      process.execPath, '--disable-warning=ExperimentalWarning', CLI, 'serve',
-      '--data-dir', dataDir,
-      '--listen-host', '127.0.0.1',
-      '--http-port', String(ports.http),
-      '--otlp-grpc-port', String(ports.otlpGrpc),
-      '--otlp-http-port', String(ports.otlpHttp),
-      '--embedded-pg-port', String(ports.pg),
-      '--kube', 'off',
+      process.execPath, '--disable-warning=ExperimentalWarning', CLI, 'serve', ...embeddedServeFlags(dataDir, ports), '--kube', 'off',
     ].join(' ');
     // script runs the command with a pseudo-terminal as its stdin and stdout; what we write to
     // script's stdin is typed into that terminal (so \x03 is a Ctrl-C, delivered as SIGINT).

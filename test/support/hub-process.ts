@@ -44,6 +44,27 @@ export async function freeHubPorts(): Promise<HubPorts> {
   return { http: await freePort(), otlpGrpc: await freePort(), otlpHttp: await freePort() };
 }
 
+export interface EmbeddedHubPorts extends HubPorts {
+  /** The embedded PostgreSQL's port. */
+  readonly pg: number;
+}
+
+export async function freeEmbeddedHubPorts(): Promise<EmbeddedHubPorts> {
+  return { ...(await freeHubPorts()), pg: await freePort() };
+}
+
+/** The flags of `kalypso-hub serve` on the embedded PostgreSQL in `dataDir`, as `npm start` runs it, on `ports`. */
+export function embeddedServeFlags(dataDir: string, ports: EmbeddedHubPorts): string[] {
+  return [
+    '--data-dir', dataDir,
+    '--listen-host', '127.0.0.1',
+    '--http-port', String(ports.http),
+    '--otlp-grpc-port', String(ports.otlpGrpc),
+    '--otlp-http-port', String(ports.otlpHttp),
+    '--embedded-pg-port', String(ports.pg),
+  ];
+}
+
 /** `kalypso-hub serve` against `databaseUrl` on `ports`, with the Kubernetes watcher off. */
 export function spawnHub(databaseUrl: string, ports: HubPorts, flags: readonly string[] = [], nodeOptions: readonly string[] = []): HubProcess {
   const cli = runCli(
