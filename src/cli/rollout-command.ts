@@ -31,8 +31,11 @@ interface Subscriber {
 }
 
 interface TargetAnswer {
+  environment: string;
   workload: string;
   deploymentTarget: string;
+  /** The version the commit runs there. */
+  version: string | null;
   desiredVersion: string | null;
   total: number;
   succeeded: number;
@@ -187,15 +190,17 @@ function table(answer: RolloutAnswer): string {
       : columns(['HOST', 'RECONCILER', 'STATUS', 'APPLIED', 'SINCE', 'MESSAGE'], subscribers);
   if (answer.targets === undefined || answer.targets.length === 0) return listed;
   const targets = answer.targets.map((t) => [
+    t.environment,
     t.workload,
     t.deploymentTarget,
+    t.version ?? '—',
     t.desiredVersion ?? '—',
     `${t.succeeded}/${t.total}`,
     String(t.failed),
     String(t.inProgress),
     String(t.stale),
   ]);
-  return `${columns(['WORKLOAD', 'TARGET', 'DESIRED', 'SUCCEEDED', 'FAILED', 'IN PROGRESS', 'STALE'], targets)}\n\n${listed}`;
+  return `${columns(['ENVIRONMENT', 'WORKLOAD', 'TARGET', 'VERSION', 'DESIRED', 'SUCCEEDED', 'FAILED', 'IN PROGRESS', 'STALE'], targets)}\n\n${listed}`;
 }
 
 function columns(header: readonly string[], rows: readonly string[][]): string {

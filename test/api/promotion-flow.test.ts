@@ -152,6 +152,11 @@ describe('a branch that moves for other targets’ sake', () => {
     // h-api-2 skipped c3; h-api-1 applied c3 then c4 on the same branch: c4 came after c3.
     const api = (await gate({ manifestsEndpoint: branch.endpoint('api'), commit: c3 })).body;
     expect(api).toMatchObject({ total: 2, succeeded: 2, settled: true });
+    // The answer names what the commit means there: c3 was merged for nobody, and carries api 2.0.
+    expect(api.targets).toEqual([
+      expect.objectContaining({ environment: branch.environment, workload: 'api', manifestsEndpoint: branch.endpoint('api'), version: '2.0', desiredVersion: '2.0', desiredCommit: c2, total: 2, succeeded: 2 }),
+    ]);
+    expect(web.targets.map((t: any) => [t.environment, t.workload, t.version])).toEqual([[branch.environment, 'web', '7.0']]);
     // A commit nobody has seen: nothing came after it, nobody has applied it.
     const unseen = (await gate({ manifestsEndpoint: branch.endpoint('api'), commit: randomCommit() })).body;
     expect(unseen).toMatchObject({ total: 2, inProgress: 2, settled: false });
@@ -237,9 +242,9 @@ describe('the environment gate', () => {
     await send([branch.descriptor('web', '3.1', c2, 5)]);
     let answer = (await gate({ environment: branch.environment, commit: c2 })).body;
     expect(answer).toMatchObject({ environment: branch.environment, commit: c2, total: 3, inProgress: 3, settled: false });
-    expect(answer.targets.map((t: any) => [t.workload, t.desiredVersion, t.total])).toEqual([
-      ['api', '1.0', 2],
-      ['web', '3.1', 1],
+    expect(answer.targets.map((t: any) => [t.workload, t.desiredVersion, t.version, t.total])).toEqual([
+      ['api', '1.0', '1.0', 2],
+      ['web', '3.1', '3.1', 1],
     ]);
     // e-api-2 goes straight to c3, a later merge; e-api-1 applied c2 then c3 (the witness).
     await send([...branch.applied([['e-api-1', 'api'], ['e-web-1', 'web']], c2, 6), ...branch.applied([['e-api-1', 'api']], c3, 8), ...branch.applied([['e-api-2', 'api']], c3, 9)]);

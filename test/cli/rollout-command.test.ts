@@ -41,6 +41,9 @@ describe('kalypso-hub rollout', () => {
     expect(result.stdout).toMatch(/^HOST\s+RECONCILER\s+STATUS\s+APPLIED\s+SINCE\s+MESSAGE$/m);
     expect(result.stdout).toMatch(/^prod-1\s+flux-system\/greeter-api\s+success\s+g-prod-19/m);
     expect(result.stdout).toContain('1/1 succeeded, 0 failed, 0 in progress, 0 stale: rolled out');
+    // What the commit is to the people following it: environment, workload, target, version.
+    expect(result.stdout).toMatch(/^ENVIRONMENT\s+WORKLOAD\s+TARGET\s+VERSION\s+DESIRED\s+SUCCEEDED/m);
+    expect(result.stdout).toMatch(/^prod\s+greeter-api\s+main\s+1\.9\.0\s+1\.9\.0\s+1\/1\s/m);
   });
 
   it('exits 1 when a subscriber failed', async () => {

@@ -38,11 +38,24 @@ const SubscriberSchema = z.object({
 
 const settledField = z.boolean().openapi({ description: 'At least one subscriber, and every subscriber succeeded or failed.' });
 
+const GateTargetSchema = StatusCountsSchema.extend({
+  environment: z.string(),
+  workspace: z.string(),
+  application: z.string(),
+  workload: z.string(),
+  deploymentTarget: z.string(),
+  manifestsEndpoint: z.string(),
+  version: z.string().nullable().openapi({ description: 'The version the asked commit runs on this target (assigned with it, or carried from an earlier commit), if known' }),
+  desiredVersion: z.string().nullable().openapi({ description: 'The target’s desired version now' }),
+  desiredCommit: z.string().nullable(),
+}).openapi('GateTarget');
+
 const RolloutSchema = StatusCountsSchema.extend({
   manifestsEndpoint: z.string(),
   commit: z.string().openapi({ description: 'The full commit id (a short commit asked about, resolved)' }),
   settled: settledField,
   subscribers: z.array(SubscriberSchema),
+  targets: z.array(GateTargetSchema).openapi({ description: 'The deployment targets on the endpoint; counts are the endpoint’s' }),
 }).openapi('RolloutState');
 
 const EnvironmentRolloutSchema = StatusCountsSchema.extend({
@@ -50,17 +63,7 @@ const EnvironmentRolloutSchema = StatusCountsSchema.extend({
   commit: z.string().openapi({ description: 'The full commit id (a short commit asked about, resolved)' }),
   settled: settledField,
   subscribers: z.array(SubscriberSchema.extend({ manifestsEndpoint: z.string() })),
-  targets: z.array(
-    StatusCountsSchema.extend({
-      workspace: z.string(),
-      application: z.string(),
-      workload: z.string(),
-      deploymentTarget: z.string(),
-      manifestsEndpoint: z.string(),
-      desiredVersion: z.string().nullable(),
-      desiredCommit: z.string().nullable(),
-    }),
-  ),
+  targets: z.array(GateTargetSchema).openapi({ description: 'The targets judged; counts are their endpoint’s subscribers' }),
 }).openapi('EnvironmentRolloutState');
 
 const commitDescription =
@@ -113,7 +116,7 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
         ? rolloutGateReport(deps.db, reportContext(deps), scope.endpoint, commit)
         : environmentGateReport(deps.db, reportContext(deps), scope.environment, commit);
     const endpointsOf = (state: RolloutState | EnvironmentRolloutState): string[] =>
-      'targets' in state ? state.targets.map((target) => target.manifestsEndpoint) : [state.manifestsEndpoint];
+      'environment' in state ? state.targets.map((target) => target.manifestsEndpoint) : [state.manifestsEndpoint];
 
     const deadline = Date.now() + waitMs;
     const stop = AbortSignal.any([deps.shutdown, c.req.raw.signal]);

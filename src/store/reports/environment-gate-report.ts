@@ -9,21 +9,10 @@
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { addStatus, emptyCounts, type ReportContext, type StatusCounts } from './report-context.ts';
-import { gateRows, isSettled, type RolloutSubscriber, subscriberOf } from './rollout-gate-report.ts';
+import { gateRows, gateTarget, gateTargets, type GateTarget, isSettled, type RolloutSubscriber, subscriberOf } from './rollout-gate-report.ts';
 
 export interface EnvironmentGateSubscriber extends RolloutSubscriber {
   manifestsEndpoint: string;
-}
-
-export interface EnvironmentGateTarget extends StatusCounts {
-  workspace: string;
-  application: string;
-  workload: string;
-  deploymentTarget: string;
-  manifestsEndpoint: string;
-  /** The target's desired version and commit now, if it has one. */
-  desiredVersion: string | null;
-  desiredCommit: string | null;
 }
 
 export interface EnvironmentRolloutState extends StatusCounts {
@@ -32,7 +21,7 @@ export interface EnvironmentRolloutState extends StatusCounts {
   /** Every subscriber succeeded or failed (none in progress or stale), and there is at least one. */
   settled: boolean;
   subscribers: EnvironmentGateSubscriber[];
-  targets: EnvironmentGateTarget[];
+  targets: GateTarget[];
 }
 
 export async function environmentGateReport(
@@ -41,38 +30,10 @@ export async function environmentGateReport(
   environment: string,
   commit: string,
 ): Promise<EnvironmentRolloutState> {
-  const targets = await sql<{
-    workspace: string;
-    application: string;
-    workload: string;
-    name: string;
-    endpoint_id: number;
-    endpoint: string;
-    version: string | null;
-    commit: string | null;
-    judged: boolean;
-  }>`
-    WITH targets AS (
-      SELECT t.workspace, t.application, t.workload, t.name, t.manifests_endpoint_id AS endpoint_id, t.current_assignment_id
-        FROM deployment_target_named t
-       WHERE t.environment = ${environment}
-    ), endpoints AS (
-      SELECT e.id,
-             EXISTS (SELECT 1 FROM endpoint_peer p
-                       JOIN endpoint_commit ec ON ec.manifests_endpoint_id = p.peer_id AND ec.gitops_commit_id = ${commit}
-                      WHERE p.endpoint_id = e.id) AS carried
-        FROM (SELECT DISTINCT endpoint_id AS id FROM targets) e
-    )
-    SELECT t.workspace, t.application, t.workload, t.name, t.endpoint_id, me.endpoint, v.version, a.gitops_commit_id AS commit,
-           e.carried OR NOT EXISTS (SELECT 1 FROM endpoints WHERE carried) AS judged
-      FROM targets t
-      JOIN endpoints e ON e.id = t.endpoint_id
-      JOIN manifests_endpoint me ON me.id = t.endpoint_id
-      LEFT JOIN deployment_assignment a ON a.id = t.current_assignment_id
-      LEFT JOIN workload_version v ON v.id = a.workload_version_id
-     ORDER BY t.workspace, t.application, t.workload, t.name`.execute(db);
-
-  const judged = targets.rows.filter((target) => target.judged);
+  const targets = await gateTargets(db, sql`t.environment = ${environment}`, commit);
+  // While no branch has carried the commit, every target is judged (all in progress).
+  const anyCarried = targets.some((target) => target.carried);
+  const judged = targets.filter((target) => target.carried || !anyCarried);
   const endpointIds = [...new Set(judged.map((target) => target.endpoint_id))];
   const rows = endpointIds.length === 0 ? [] : await gateRows(db, context, sql`SELECT unnest(${endpointIds}::bigint[])`, commit);
   const endpointNames = new Map(judged.map((target) => [target.endpoint_id, target.endpoint]));
@@ -93,15 +54,6 @@ export async function environmentGateReport(
     ...counts,
     settled: isSettled(counts),
     subscribers,
-    targets: judged.map((target) => ({
-      workspace: target.workspace,
-      application: target.application,
-      workload: target.workload,
-      deploymentTarget: target.name,
-      manifestsEndpoint: target.endpoint,
-      desiredVersion: target.version,
-      desiredCommit: target.commit,
-      ...(perEndpoint.get(target.endpoint_id) ?? emptyCounts()),
-    })),
+    targets: judged.map((target) => gateTarget(target, perEndpoint.get(target.endpoint_id) ?? emptyCounts())),
   };
 }

@@ -4,7 +4,8 @@
 // other commit it is in progress; stale never counts as success.
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
-import { addStatus, type EffectiveStatus, emptyCounts, type ReportContext, staleBefore, type StatusCounts } from './report-context.ts';
+import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
+import { addStatus, type EffectiveStatus, emptyCounts, joinVersionAt, type ReportContext, staleBefore, type StatusCounts } from './report-context.ts';
 
 export interface RolloutSubscriber {
   host: string;
@@ -20,12 +21,81 @@ export interface RolloutSubscriber {
   supersededBy: string | null;
 }
 
+/** A deployment target the gate judges, named as people know it, with its subscribers' counts. */
+export interface GateTarget extends StatusCounts {
+  environment: string;
+  workspace: string;
+  application: string;
+  workload: string;
+  deploymentTarget: string;
+  manifestsEndpoint: string;
+  /** The version the asked commit runs on this target (assigned with it, or carried), if known. */
+  version: string | null;
+  /** The target's desired version and commit now, if it has one. */
+  desiredVersion: string | null;
+  desiredCommit: string | null;
+}
+
 export interface RolloutState extends StatusCounts {
   manifestsEndpoint: string;
   commit: string;
   /** Every subscriber succeeded or failed (none in progress or stale), and there is at least one. */
   settled: boolean;
   subscribers: RolloutSubscriber[];
+  /** The deployment targets on the endpoint: what the commit means to the people who follow it. */
+  targets: GateTarget[];
+}
+
+/** A row of gateTargets: a target, its endpoint's id, and whether its branch has carried the commit. */
+export interface GateTargetRow {
+  environment: string;
+  workspace: string;
+  application: string;
+  workload: string;
+  name: string;
+  endpoint_id: number;
+  endpoint: string;
+  version: string | null;
+  desired_version: string | null;
+  desired_commit: string | null;
+  carried: boolean;
+}
+
+/**
+ * The deployment targets chosen by `where` (a condition on `t`, deployment_target_named), in
+ * promotion order, with the version `commit` runs on each and whether the target's branch has
+ * carried it (some reconciler or assignment on an endpoint of the branch saw it).
+ */
+export async function gateTargets(db: Kysely<HubDatabase>, where: ReturnType<typeof sql>, commit: string): Promise<GateTargetRow[]> {
+  const rows = await sql<GateTargetRow>`
+    SELECT t.environment, t.workspace, t.application, t.workload, t.name, t.manifests_endpoint_id AS endpoint_id, me.endpoint,
+           at_commit.version, desired.version AS desired_version, a.gitops_commit_id AS desired_commit,
+           EXISTS (SELECT 1 FROM endpoint_peer p
+                     JOIN endpoint_commit ec ON ec.manifests_endpoint_id = p.peer_id AND ec.gitops_commit_id = ${commit}
+                    WHERE p.endpoint_id = t.manifests_endpoint_id) AS carried
+      FROM deployment_target_named t
+      JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
+      ${joinVersionAt('t', sql`${commit}`, 'at_commit')}
+      LEFT JOIN deployment_assignment a ON a.id = t.current_assignment_id
+      LEFT JOIN workload_version desired ON desired.id = a.workload_version_id
+     WHERE ${where}
+     ORDER BY ${TARGET_ENVIRONMENT_ORDER}, t.workspace, t.application, t.workload, t.name`.execute(db);
+  return rows.rows;
+}
+
+export function gateTarget(row: GateTargetRow, counts: StatusCounts): GateTarget {
+  return {
+    environment: row.environment,
+    workspace: row.workspace,
+    application: row.application,
+    workload: row.workload,
+    deploymentTarget: row.name,
+    manifestsEndpoint: row.endpoint,
+    version: row.version,
+    desiredVersion: row.desired_version,
+    desiredCommit: row.desired_commit,
+    ...counts,
+  };
 }
 
 /** A row of kalypso_gate with its names. */
@@ -83,11 +153,22 @@ export async function rolloutGateReport(
   endpoint: string,
   commit: string,
 ): Promise<RolloutState> {
-  const rows = await gateRows(db, context, sql`SELECT id FROM manifests_endpoint WHERE endpoint = ${endpoint}`, commit);
+  const [rows, targets] = await Promise.all([
+    gateRows(db, context, sql`SELECT id FROM manifests_endpoint WHERE endpoint = ${endpoint}`, commit),
+    gateTargets(db, sql`me.endpoint = ${endpoint}`, commit),
+  ]);
   const counts = emptyCounts();
   const subscribers = rows.map((row) => {
     addStatus(counts, row.status);
     return subscriberOf(row, commit);
   });
-  return { manifestsEndpoint: endpoint, commit, ...counts, settled: isSettled(counts), subscribers };
+  return {
+    manifestsEndpoint: endpoint,
+    commit,
+    ...counts,
+    settled: isSettled(counts),
+    subscribers,
+    // Every reconciler of the endpoint pulls each of its targets: the endpoint's counts are theirs.
+    targets: targets.map((target) => gateTarget(target, counts)),
+  };
 }
