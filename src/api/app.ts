@@ -9,7 +9,7 @@ import { apiDocsRoutes } from './api-docs.ts';
 import { type HealthDeps, healthRoutes } from './health-routes.ts';
 import type { ApiV1Deps } from './v1/api-deps.ts';
 import { createApiV1 } from './v1/api-v1.ts';
-import { uiRoutes } from '../ui/ui-routes.ts';
+import { uiNotFound, uiRoutes } from '../ui/ui-routes.ts';
 
 export type ApiDeps = HealthDeps &
   ApiV1Deps & {
@@ -55,7 +55,7 @@ export function createApiApp(deps: ApiDeps): Hono {
   app.route('/api/v1', createApiV1(deps));
   app.route('/api/docs', apiDocsRoutes());
   app.route('/', uiRoutes());
-  app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
+  app.notFound((c) => uiNotFound(c) ?? c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   app.onError(handleApiError(deps.log, deps.database));
   return app;
 }

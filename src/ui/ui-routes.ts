@@ -5,9 +5,16 @@ import { readFile } from 'node:fs/promises';
 import { stripTypeScriptTypes } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 
 const APP_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'app');
+/**
+ * Browser modules the UI imports by bare name (an import map in the shell points them here):
+ * idiomorph updates a page in place on refresh, so focus, scroll and a selection survive it.
+ */
+const VENDOR: Record<string, string> = {
+  'idiomorph.js': fileURLToPath(import.meta.resolve('idiomorph')),
+};
 export const UI_PAGES = ['/', '/hosts', '/hosts/:host', '/history', '/drift', '/rollout', '/delivery'] as const;
 
 const SHELL = `<!doctype html>
@@ -18,6 +25,7 @@ const SHELL = `<!doctype html>
   <title>Kalypso Observability Hub</title>
   <link rel="icon" href="data:,">
   <link rel="stylesheet" href="/ui/styles.css">
+  <script type="importmap">{ "imports": { "idiomorph": "/ui/vendor/idiomorph.js" } }</script>
   <script type="module" src="/ui/app/main.ts"></script>
 </head>
 <body>
@@ -33,15 +41,32 @@ const SHELL = `<!doctype html>
       <a href="/delivery">Delivery</a>
       <a href="/api/docs" target="_blank" rel="noopener">API</a>
     </nav>
+    <div class="refresh" id="refresh"></div>
   </header>
   <main id="app" tabindex="-1"><p>Loading…</p></main>
 </body>
 </html>`;
 
+/**
+ * A path no page has, asked for by a browser: the UI's own "not found" page (with status 404), not
+ * the API's JSON. Programs (no text/html in Accept) get the JSON answer.
+ */
+export function uiNotFound(c: Context): Response | undefined {
+  const wantsPage = c.req.method === 'GET' && !c.req.path.startsWith('/api/') && (c.req.header('accept') ?? '').includes('text/html');
+  return wantsPage ? c.html(SHELL, 404) : undefined;
+}
+
 export function uiRoutes(): Hono {
   const app = new Hono();
   const modules = new Map<string, string>();
   for (const page of UI_PAGES) app.get(page, (c) => c.html(SHELL));
+  app.get('/ui/vendor/:module', async (c) => {
+    const file = VENDOR[c.req.param('module')];
+    if (file === undefined) return c.notFound();
+    c.header('content-type', 'text/javascript; charset=utf-8');
+    c.header('cache-control', 'no-cache');
+    return c.body(await readFile(file, 'utf8'));
+  });
   app.get('/ui/styles.css', async (c) => {
     c.header('content-type', 'text/css; charset=utf-8');
     return c.body(await readFile(path.join(APP_DIR, 'styles.css'), 'utf8'));

@@ -36,10 +36,10 @@ describe('GET /environments', () => {
     const { status, body } = await get('/environments');
     expect(status).toBe(200);
     expect(body.items).toEqual([
-      { name: 'dev', promotionRank: null, deploymentTargets: 3, hosts: 2, reconcilers: counts(6, 4, 1, 1, 0) },
-      { name: 'qa', promotionRank: null, deploymentTargets: 2, hosts: 1, reconcilers: counts(2, 2) },
-      { name: 'staging', promotionRank: null, deploymentTargets: 1, hosts: 1, reconcilers: counts(1, 0, 0, 0, 1) },
-      { name: 'prod', promotionRank: null, deploymentTargets: 3, hosts: 4, reconcilers: counts(5, 4, 0, 0, 1) },
+      { name: 'dev', promotionRank: null, deploymentTargets: 3, hosts: 2, reconcilers: counts(6, 4, 1, 1, 0), latestAssignment: { commit: 'c-dev-3', assignedAt: at(60) } },
+      { name: 'qa', promotionRank: null, deploymentTargets: 2, hosts: 1, reconcilers: counts(2, 2), latestAssignment: { commit: 'g-qa-2', assignedAt: at(85) } },
+      { name: 'staging', promotionRank: null, deploymentTargets: 1, hosts: 1, reconcilers: counts(1, 0, 0, 0, 1), latestAssignment: { commit: 'c-st-2', assignedAt: at(95) } },
+      { name: 'prod', promotionRank: null, deploymentTargets: 3, hosts: 4, reconcilers: counts(5, 4, 0, 0, 1), latestAssignment: { commit: 'k-prod-51', assignedAt: at(70) } },
     ]);
   });
 });

@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
-import { CART, DELIVERY_FLEET, DELIVERY_STALE_AFTER_MS, type DeliveryEvent, deliveryAt, deliveryLogSpec, WEB } from '../support/delivery-fleet.ts';
+import { CART, DELIVERY_FLEET, DELIVERY_STALE_AFTER_MS, type DeliveryEvent, deliveryAt, deliveryEndpoint, deliveryLogSpec, WEB } from '../support/delivery-fleet.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
@@ -104,6 +104,7 @@ describe('GET /metrics/delivery over the whole fleet', () => {
       application: 'shop',
       workload: 'cart',
       deploymentTarget: 'edge',
+      manifestsEndpoint: deliveryEndpoint('prod', CART),
       version: '1.1',
       commit: 'c2',
       buildTime: iso(180),

@@ -80,7 +80,11 @@ describe('environments matrix', () => {
     expect(await differs('hello-world')).toEqual([false, true, false, true]);
     // greeter-api has no staging target: nothing to mark there, and prod (1.9.0) differs from qa (2.0.0).
     expect(await differs('greeter-api')).toEqual([false, false, false, true]);
-    expect(await page.$eval(cell('greeter-api', 'prod'), (element) => element.querySelector('.changed')?.textContent)).toBe('▲ ');
+    // The difference on hover and in words for a screen reader: staging has no greeter-api, so prod is compared with qa.
+    const changed = page.locator(`${cell('greeter-api', 'prod')} .changed`);
+    expect(await changed.getAttribute('title')).toBe('desired 1.9.0 here, 2.0.0 in qa');
+    expect(await changed.locator('[aria-hidden="true"]').textContent()).toBe('▲ ');
+    expect(await changed.locator('.visually-hidden').textContent()).toBe('Changed: desired 1.9.0 here, 2.0.0 in qa. ');
     expect(await page.$eval(cell('greeter-api', 'staging'), (element) => element.textContent)).toContain('not deployed here');
     expect(await page.$$eval(`${cell('hello-world', 'dev')} .deployed li`, (items) => items.map((item) => [item.textContent, item.className]))).toEqual([
       ['0.0.2 ×1', 'off-desired'],
@@ -99,12 +103,21 @@ describe('environments matrix', () => {
       { status: 'success', count: 1, colour: GREEN },
       { status: 'in_progress', count: 1, colour: AMBER },
     ]);
-    expect(await page.$$eval('.environment-summary li', (items) => items.map((item) => item.textContent))).toEqual([
+    expect(await page.$$eval('.environment-summary li', (items) => items.map((item) => item.textContent?.split('Rollout of the last merge')[0]))).toEqual([
       'dev 3 targets · 2 hosts',
       'qa 2 targets · 1 hosts',
       'staging 1 targets · 1 hosts',
       'prod 3 targets · 4 hosts',
     ]);
+    // Each environment's promotion check: the rollout of its newest desired commit, across the environment.
+    expect(await page.$$eval('.environment-summary .promote-check', (links) => links.map((link) => link.getAttribute('href')))).toEqual(
+      [
+        ['dev', 'c-dev-3'],
+        ['qa', 'g-qa-2'],
+        ['staging', 'c-st-2'],
+        ['prod', 'k-prod-51'],
+      ].map(([environment, commit]) => `/rollout?environment=${environment}&commit=${commit}`),
+    );
     await page.screenshot({ path: await artifactPath('matrix'), fullPage: true });
   });
 

@@ -26,6 +26,7 @@ const DeliveryRolloutSchema = z
     application: z.string(),
     workload: z.string(),
     deploymentTarget: z.string(),
+    manifestsEndpoint: z.string().openapi({ description: 'Where its subscribers pull from: with commit, what the rollout gate asks about' }),
     version: z.string(),
     commit: z.string(),
     buildTime: Timestamp.nullable(),

@@ -11,6 +11,7 @@ import {
   NameParam,
   notFoundResponse,
   StatusCountsSchema,
+  Timestamp,
 } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
@@ -25,6 +26,10 @@ const EnvironmentSchema = z
     deploymentTargets: z.number().int(),
     hosts: z.number().int(),
     reconcilers: StatusCountsSchema,
+    latestAssignment: z
+      .object({ commit: z.string(), assignedAt: Timestamp })
+      .nullable()
+      .openapi({ description: 'The newest of its targets’ desired assignments: the last merge that changed what runs there, the commit a promotion check asks about' }),
   })
   .openapi('Environment');
 

@@ -57,6 +57,8 @@ export interface DeliveryRollout {
   application: string;
   workload: string;
   deploymentTarget: string;
+  /** Where its subscribers pull from: with `commit`, what the rollout gate asks about. */
+  manifestsEndpoint: string;
   version: string;
   commit: string;
   buildTime: Date | null;
@@ -238,6 +240,7 @@ export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportCon
       application: row.application,
       workload: row.workload,
       deploymentTarget: row.deployment_target,
+      manifestsEndpoint: row.manifests_endpoint,
       version: row.version,
       commit: row.commit_id,
       buildTime: row.build_time,
@@ -397,6 +400,7 @@ interface RolloutRow {
   application: string;
   workload: string;
   deployment_target: string;
+  manifests_endpoint: string;
   version: string;
   commit_id: string;
   build_time: Date | null;

@@ -10,6 +10,11 @@ export interface EnvironmentSummary {
   deploymentTargets: number;
   hosts: number;
   reconcilers: StatusCounts;
+  /**
+   * The newest of its targets' desired assignments: the last merge to the environment that changed
+   * what runs there — the commit a promotion check asks about.
+   */
+  latestAssignment: { commit: string; assignedAt: Date } | null;
 }
 
 /**
@@ -22,7 +27,9 @@ export const TARGET_ENVIRONMENT_ORDER = sql`t.environment_rank`;
 export async function environmentsReport(db: Kysely<HubDatabase>, context: ReportContext): Promise<EnvironmentSummary[]> {
   // A reconciler pulls exactly one endpoint, so an environment's reconcilers are those on its
   // (distinct) endpoints: aggregating deployment_state per endpoint counts each once.
-  const rows = await sql<{ name: string; configured_rank: number | null; targets: number; hosts: number } & StatusCountRow>`
+  const rows = await sql<
+    { name: string; configured_rank: number | null; targets: number; hosts: number; latest_commit: string | null; latest_assigned_at: Date | null } & StatusCountRow
+  >`
     WITH environment_endpoints AS (
       SELECT DISTINCT environment_id, manifests_endpoint_id FROM deployment_target
     ), per_endpoint AS (
@@ -40,14 +47,20 @@ export async function environmentsReport(db: Kysely<HubDatabase>, context: Repor
        GROUP BY environment_id
     ), per_environment_targets AS (
       SELECT environment_id, count(*)::int AS targets FROM deployment_target GROUP BY environment_id
+    ), latest AS (
+      SELECT DISTINCT ON (t.environment_id) t.environment_id, a.gitops_commit_id, a.assigned_at
+        FROM deployment_target t JOIN deployment_assignment a ON a.id = t.current_assignment_id
+       ORDER BY t.environment_id, a.assigned_at DESC, a.id DESC
     )
     SELECT e.name, e.configured_rank, coalesce(pt.targets, 0) AS targets,
            coalesce(ph.hosts, 0) AS hosts, coalesce(p.total, 0) AS total, coalesce(p.succeeded, 0) AS succeeded,
-           coalesce(p.failed, 0) AS failed, coalesce(p.in_progress, 0) AS in_progress, coalesce(p.stale, 0) AS stale
+           coalesce(p.failed, 0) AS failed, coalesce(p.in_progress, 0) AS in_progress, coalesce(p.stale, 0) AS stale,
+           l.gitops_commit_id AS latest_commit, l.assigned_at AS latest_assigned_at
       FROM environment_in_order e
       LEFT JOIN per_environment p ON p.environment_id = e.id
       LEFT JOIN per_environment_hosts ph ON ph.environment_id = e.id
       LEFT JOIN per_environment_targets pt ON pt.environment_id = e.id
+      LEFT JOIN latest l ON l.environment_id = e.id
      ORDER BY e.environment_rank`.execute(db);
   return rows.rows.map((row) => ({
     name: row.name,
@@ -55,6 +68,7 @@ export async function environmentsReport(db: Kysely<HubDatabase>, context: Repor
     deploymentTargets: row.targets,
     hosts: row.hosts,
     reconcilers: countsFromRow(row),
+    latestAssignment: row.latest_commit === null ? null : { commit: row.latest_commit, assignedAt: row.latest_assigned_at! },
   }));
 }
 

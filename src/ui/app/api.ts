@@ -16,6 +16,8 @@ export interface Environment {
   deploymentTargets: number;
   hosts: number;
   reconcilers: StatusCounts;
+  /** The last merge that changed what runs there: the commit a promotion check asks about. */
+  latestAssignment: { commit: string; assignedAt: string } | null;
 }
 
 export interface DeployedVersion {
@@ -68,6 +70,7 @@ export interface HostReconciler {
     environment: string;
     deployedVersion: string | null;
     desiredVersion: string | null;
+    desiredCommit: string | null;
   }[];
 }
 
@@ -120,13 +123,16 @@ export interface RolloutState extends StatusCounts {
     supersededBy: string | null;
     manifestsEndpoint?: string;
   }[];
-  /** The environment gate's targets. */
-  targets?: (StatusCounts & {
+  /** The targets judged: those on the endpoint, or the environment's. */
+  targets: (StatusCounts & {
+    environment: string;
     workspace: string;
     application: string;
     workload: string;
     deploymentTarget: string;
     manifestsEndpoint: string;
+    /** The version the commit runs on the target. */
+    version: string | null;
     desiredVersion: string | null;
     desiredCommit: string | null;
   })[];
@@ -147,6 +153,7 @@ export interface DeliveryRollout {
   application: string;
   workload: string;
   deploymentTarget: string;
+  manifestsEndpoint: string;
   version: string;
   commit: string;
   buildTime: string | null;

@@ -1,4 +1,6 @@
-// A few lines instead of a framework: build elements declaratively, replace a container's content.
+// A few lines instead of a framework: build elements declaratively, replace a container's content
+// (a page being mounted) or update it in place (a page refreshing its data).
+import { Idiomorph } from 'idiomorph';
 
 type Child = Node | string | number | null | undefined | false;
 type Attributes = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
@@ -28,4 +30,29 @@ export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Re
 
 export function replaceContent(container: Element, ...children: (Child | Child[])[]): void {
   container.replaceChildren(...children.flat().filter((child): child is Node | string => child !== null && child !== undefined && child !== false).map((child) => (typeof child === 'number' ? String(child) : child)));
+}
+
+/**
+ * A refresh: updates the container's content in place, so what did not change stays the same
+ * element — the reader keeps keyboard focus, scroll position and a text selection (idiomorph
+ * matches old and new nodes). Event listeners of the new nodes are not carried over: refreshed
+ * content is plain markup, its controls live outside it.
+ */
+export function updateContent(container: Element, ...children: (Child | Child[])[]): void {
+  const focused = document.activeElement;
+  const hadFocus = focused instanceof HTMLElement && focused !== container && container.contains(focused);
+  const key = hadFocus ? focusKey(focused) : undefined;
+  const nodes = children.flat().filter((child): child is Node | string | number => child !== null && child !== undefined && child !== false);
+  // Synchronous here (a promise only when it morphs a <head> and waits for its styles).
+  void Idiomorph.morph(container, nodes.map((child) => (child instanceof Node ? child : document.createTextNode(String(child)))), { morphStyle: 'innerHTML' });
+  if (!hadFocus || focused.isConnected) return;
+  // What had focus is gone (its row left the page): the same link if it is elsewhere now, else the
+  // page itself — never <body>, from where a keyboard user would start over.
+  const again = key === undefined ? null : container.querySelector<HTMLElement>(key);
+  (again ?? document.getElementById('app'))?.focus({ preventScroll: true });
+}
+
+function focusKey(element: HTMLElement): string | undefined {
+  const href = element.getAttribute('href');
+  return element.tagName === 'A' && href !== null ? `a[href="${CSS.escape(href)}"]` : undefined;
 }

@@ -1,6 +1,30 @@
+// Text for times and numbers, one form everywhere. Durations are compact ("1h 5m", in tables of
+// many); a moment is said as people say it ("5 min ago"), its exact time one hover away.
+
+/** "12 s ago", "5 min ago", "3 h ago", "2 d ago": a moment relative to now (floored). */
 export function ago(iso: string, now = Date.now()): string {
-  const seconds = Math.max(0, Math.round((now - new Date(iso).getTime()) / 1_000));
-  return `${duration(seconds)} ago`;
+  const seconds = Math.max(0, Math.floor((now - new Date(iso).getTime()) / 1_000));
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3_600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3_600)} h ago`;
+  return `${Math.floor(seconds / 86_400)} d ago`;
+}
+
+/** ISO 8601 in the reader's time zone, with its offset: 2026-11-23T20:06:03+01:00. */
+export function isoLocal(iso: string): string {
+  const date = new Date(iso);
+  const offset = -date.getTimezoneOffset();
+  const pad = (n: number, width = 2) => String(Math.trunc(Math.abs(n))).padStart(width, '0');
+  const zone = offset === 0 ? 'Z' : `${offset > 0 ? '+' : '-'}${pad(offset / 60)}:${pad(offset % 60)}`;
+  return (
+    `${pad(date.getFullYear(), 4)}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
+    `T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}${zone}`
+  );
+}
+
+/** The exact time for a tooltip: ISO 8601 with offset, and the zone's name (Europe/Berlin). */
+export function exactTime(iso: string): string {
+  return `${isoLocal(iso)} (${Intl.DateTimeFormat().resolvedOptions().timeZone})`;
 }
 
 export function duration(seconds: number): string {
@@ -10,12 +34,17 @@ export function duration(seconds: number): string {
   return `${Math.floor(seconds / 86_400)}d ${Math.floor((seconds % 86_400) / 3_600)}h`;
 }
 
+/** The one short form of a commit (10 hex digits), as the CLI prints it; other ids as they are. */
 export function shortCommit(commit: string): string {
   return /^[0-9a-f]{12,}$/.test(commit) ? commit.slice(0, 10) : commit;
 }
 
+/** A moment shown in full, its zone included: 2026-11-23 20:06:03 +01:00. */
 export function localTime(iso: string): string {
-  return new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+  const [date, rest] = isoLocal(iso).split('T') as [string, string];
+  const time = rest.slice(0, 8);
+  const zone = rest.slice(8);
+  return `${date} ${time} ${zone === 'Z' ? 'UTC' : zone}`;
 }
 
 /** A duration in seconds that may not have come yet (null): a dash then. */

@@ -1,5 +1,6 @@
 // The web UI's router: one module per page, chosen by the path; links within the UI navigate
-// without reloading; every page refreshes itself while visible, so the fleet view stays live.
+// without reloading; the page on screen refreshes its data (refresh-control.ts), so the fleet view
+// stays live.
 import { h, replaceContent } from './dom.ts';
 import { mountDelivery } from './pages/delivery-page.ts';
 import { mountDrift } from './pages/drift-page.ts';
@@ -9,8 +10,7 @@ import { mountHosts } from './pages/hosts-page.ts';
 import { mountMatrix } from './pages/matrix-page.ts';
 import { mountRollout } from './pages/rollout-page.ts';
 import type { Page } from './page.ts';
-
-const REFRESH_MS = 10_000;
+import { recordRefresh, resetRefresh, startRefreshing } from './refresh-control.ts';
 
 const routes: [RegExp, (root: HTMLElement, signal: AbortSignal, match: RegExpExecArray) => Page][] = [
   [/^\/$/, (root, signal) => mountMatrix(root, signal)],
@@ -34,10 +34,29 @@ function route(): void {
     const page = mount(root, controller.signal, match);
     current = { controller, page };
     markCurrentNav();
-    void page.refresh();
+    resetRefresh();
+    void refreshCurrent();
     return;
   }
-  replaceContent(root, h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '/' }, 'Back to the environments')));
+  current = undefined;
+  markCurrentNav();
+  replaceContent(
+    root,
+    h('h1', {}, 'Page not found'),
+    h('p', {}, 'There is no page at ', h('code', {}, location.pathname), '. The views are:'),
+    h(
+      'ul',
+      { class: 'views' },
+      [...document.querySelectorAll<HTMLAnchorElement>('nav a:not([target])')].map((link) => h('li', {}, h('a', { href: link.getAttribute('href') ?? '/' }, link.textContent ?? ''))),
+    ),
+  );
+}
+
+async function refreshCurrent(): Promise<void> {
+  const page = current;
+  if (page === undefined) return;
+  const ok = await page.page.refresh();
+  if (!page.controller.signal.aborted) recordRefresh(ok);
 }
 
 function markCurrentNav(): void {
@@ -70,8 +89,5 @@ window.addEventListener('popstate', route);
 window.addEventListener('kalypso:signed-in', route);
 window.addEventListener('kalypso:navigate', (event) => navigate((event as CustomEvent<string>).detail));
 
-setInterval(() => {
-  if (document.visibilityState === 'visible') void current?.page.refresh();
-}, REFRESH_MS);
-
+startRefreshing(document.getElementById('refresh')!, refreshCurrent);
 route();

@@ -14,3 +14,8 @@ export function href(path: string, query: Record<string, string | undefined> = {
   const search = new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
   return search.size > 0 ? `${path}?${search.toString()}` : path;
 }
+
+/** The Rollout view of a commit: on one manifests endpoint, or across an environment (Check Promote). */
+export function rolloutHref(scope: { endpoint: string } | { environment: string }, commit: string): string {
+  return href('/rollout', { ...scope, commit });
+}

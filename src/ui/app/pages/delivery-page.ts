@@ -2,9 +2,9 @@
 // days, for any slice — headline numbers, their trend per day, the hosts that lag and the newest
 // rollouts. Definitions: README "Delivery analytics" (GET /api/v1/metrics/delivery).
 import { type DeliveryReport, type DurationSummary, type Environment, getJson } from '../api.ts';
-import { h, replaceContent } from '../dom.ts';
+import { h, replaceContent, updateContent } from '../dom.ts';
 import { decimal, duration, localTime, optionalDuration, percent } from '../format.ts';
-import { field, filterForm, guarded, type Page } from '../page.ts';
+import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
 import { trendChart } from '../trend-chart.ts';
 import { param } from '../url-state.ts';
 import { laggingHostsTable, rolloutsTable } from './delivery-tables.ts';
@@ -69,7 +69,9 @@ export function mountDelivery(root: HTMLElement, signal: AbortSignal): Page {
         }
         // A refresh redraws everything; the tables a reader opened stay open.
         const open = new Set([...content.querySelectorAll<HTMLDetailsElement>('details[open]')].map((details) => details.dataset.key));
-        replaceContent(content, ...render(report));
+        // Nothing sent yet is not "no rollouts in the window".
+        if (known.length === 0) updateContent(content, noDataYet('rollouts'));
+        else updateContent(content, ...render(report));
         for (const details of content.querySelectorAll<HTMLDetailsElement>('details')) details.open = open.has(details.dataset.key);
       }),
   };

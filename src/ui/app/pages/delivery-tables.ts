@@ -2,7 +2,9 @@
 // their own numbers (the ones the headline medians are made of).
 import type { DeliveryRollout, DeliveryRolloutStatus, LaggingHost } from '../api.ts';
 import { h } from '../dom.ts';
-import { ago, localTime, optionalDuration, shortCommit } from '../format.ts';
+import { optionalDuration, shortCommit } from '../format.ts';
+import { timeAgo } from '../times.ts';
+import { rolloutHref } from '../url-state.ts';
 
 // A rollout's status in the colours of a reconciler's: a superseded rollout is grey like a stale one.
 const STATUS: Record<DeliveryRolloutStatus, [label: string, colour: string]> = {
@@ -18,7 +20,7 @@ const hostLink = (host: string) => h('a', { href: `/hosts/${encodeURIComponent(h
 export function laggingHostsTable(hosts: LaggingHost[]): HTMLElement {
   return h(
     'table',
-    { class: 'lagging' },
+    { class: 'lagging stacking' },
     h('thead', {}, h('tr', {}, ['Host', 'Lagged in', 'Not converged', 'Median behind', 'Max behind'].map((title) => h('th', { scope: 'col' }, title)))),
     h(
       'tbody',
@@ -28,10 +30,10 @@ export function laggingHostsTable(hosts: LaggingHost[]): HTMLElement {
           'tr',
           { 'data-host': entry.host },
           h('th', { scope: 'row' }, hostLink(entry.host)),
-          h('td', { class: 'number' }, `${entry.lagged} rollout${entry.lagged === 1 ? '' : 's'}`),
-          h('td', { class: 'number' }, entry.notConverged),
-          h('td', { class: 'number' }, optionalDuration(entry.medianBehindSeconds)),
-          h('td', { class: 'number' }, optionalDuration(entry.maxBehindSeconds)),
+          h('td', { 'data-label': 'Lagged in', class: 'number' }, `${entry.lagged} rollout${entry.lagged === 1 ? '' : 's'}`),
+          h('td', { 'data-label': 'Not converged', class: 'number' }, entry.notConverged),
+          h('td', { 'data-label': 'Median behind', class: 'number' }, optionalDuration(entry.medianBehindSeconds)),
+          h('td', { 'data-label': 'Max behind', class: 'number' }, optionalDuration(entry.maxBehindSeconds)),
         ),
       ),
     ),
@@ -41,7 +43,7 @@ export function laggingHostsTable(hosts: LaggingHost[]): HTMLElement {
 export function rolloutsTable(rollouts: DeliveryRollout[]): HTMLElement {
   return h(
     'table',
-    { class: 'rollouts' },
+    { class: 'rollouts stacking' },
     h(
       'thead',
       {},
@@ -61,12 +63,21 @@ export function rolloutsTable(rollouts: DeliveryRollout[]): HTMLElement {
         return h(
           'tr',
           { 'data-environment': rollout.environment, 'data-workload': rollout.workload, 'data-version': rollout.version, 'data-status': rollout.status },
-          h('td', { title: localTime(rollout.assignedAt) }, ago(rollout.assignedAt)),
-          h('td', {}, `${rollout.environment} / ${rollout.workload} / ${rollout.deploymentTarget}`, h('span', { class: 'muted' }, ` ${rollout.workspace} / ${rollout.application}`)),
-          h('td', { title: rollout.commit }, rollout.version, h('span', { class: 'muted' }, ` ${shortCommit(rollout.commit)}`)),
+          h('td', { 'data-label': 'Assigned' }, timeAgo(rollout.assignedAt)),
+          h('td', { 'data-label': 'Where' }, `${rollout.environment} / ${rollout.workload} / ${rollout.deploymentTarget}`, h('span', { class: 'muted' }, ` ${rollout.workspace} / ${rollout.application}`)),
           h(
             'td',
-            {},
+            { 'data-label': 'Version' },
+            h(
+              'a',
+              { href: rolloutHref({ endpoint: rollout.manifestsEndpoint }, rollout.commit), class: 'rollout-link', title: `The rollout of ${rollout.commit}` },
+              rollout.version,
+              h('span', { class: 'muted' }, ` ${shortCommit(rollout.commit)}`),
+            ),
+          ),
+          h(
+            'td',
+            { 'data-label': 'Status' },
             h('span', { class: `badge ${colour}`, 'data-status': rollout.status }, label),
             // A rollout that ended well can still have been a change failure (a host failed on the way).
             rollout.changeFailure && rollout.status !== 'failed' ? [' ', h('span', { class: 'change-failure' }, 'change failure')] : null,
@@ -75,15 +86,15 @@ export function rolloutsTable(rollouts: DeliveryRollout[]): HTMLElement {
               ? [' ', h('span', { class: 'regressed error' }, 'regressed on ', rollout.regressedOn.flatMap((host, index) => (index === 0 ? [hostLink(host)] : [', ', hostLink(host)])))]
               : null,
           ),
-          h('td', { class: 'number' }, `${rollout.succeeded}/${rollout.subscribers}`, rollout.failed > 0 ? h('span', { class: 'error' }, ` · ${rollout.failed} failed`) : null),
-          h('td', { class: 'lead-time' }, `${optionalDuration(rollout.leadTimeFirstHostSeconds)} / ${optionalDuration(rollout.leadTimeLastHostSeconds)}`),
+          h('td', { 'data-label': 'Hosts succeeded', class: 'number' }, `${rollout.succeeded}/${rollout.subscribers}`, rollout.failed > 0 ? h('span', { class: 'error' }, ` · ${rollout.failed} failed`) : null),
+          h('td', { 'data-label': 'Lead time first / last', class: 'lead-time' }, `${optionalDuration(rollout.leadTimeFirstHostSeconds)} / ${optionalDuration(rollout.leadTimeLastHostSeconds)}`),
           h(
             'td',
-            { class: 'convergence' },
+            { 'data-label': 'Convergence 50 / 90 / 100 %', class: 'convergence' },
             [rollout.convergence50Seconds, rollout.convergence90Seconds, rollout.convergence100Seconds].map(optionalDuration).join(' / '),
           ),
-          h('td', { class: 'restore' }, optionalDuration(rollout.restoreSeconds)),
-          h('td', { class: 'lagging-hosts' }, rollout.laggingHosts.flatMap((host, index) => (index === 0 ? [hostLink(host)] : [', ', hostLink(host)]))),
+          h('td', { 'data-label': 'Restore', class: 'restore' }, optionalDuration(rollout.restoreSeconds)),
+          h('td', { 'data-label': 'Lagging hosts', class: 'lagging-hosts' }, rollout.laggingHosts.flatMap((host, index) => (index === 0 ? [hostLink(host)] : [', ', hostLink(host)]))),
         );
       }),
     ),

@@ -1,9 +1,10 @@
 // What is not where it should be — off the desired commit, failing, or silent — and since when.
 import { type Drift, type Environment, getJson } from '../api.ts';
-import { h, replaceContent } from '../dom.ts';
-import { duration, shortCommit } from '../format.ts';
-import { field, filterForm, guarded, type Page } from '../page.ts';
+import { h, replaceContent, updateContent } from '../dom.ts';
+import { duration, exactTime } from '../format.ts';
+import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
 import { statusBadge } from '../status-bar.ts';
+import { commitText } from '../times.ts';
 import { param } from '../url-state.ts';
 
 const REASONS: Record<Drift['reasons'][number], string> = {
@@ -27,14 +28,15 @@ export function mountDrift(root: HTMLElement, signal: AbortSignal): Page {
         if (environments.options.length === 1) {
           environments.append(...known.map((entry) => h('option', { value: entry.name, selected: entry.name === environment }, entry.name)));
         }
-        replaceContent(
+        // "All is well" only where something reports: an empty hub has nothing to be well.
+        const reporting = known.filter((entry) => environment === undefined || entry.name === environment).reduce((sum, entry) => sum + entry.reconcilers.total, 0);
+        updateContent(
           content,
-          items.length === 0
-            ? h('p', { class: 'all-good' }, 'Everything is where it should be.')
-            : h(
+          items.length > 0
+            ? h(
                 'table',
-                { class: 'drift' },
-                h('thead', {}, h('tr', {}, ['For', 'Where', 'Host', 'Desired', 'Applied', 'Why', 'Status'].map((title) => h('th', { scope: 'col' }, title)))),
+                { class: 'drift stacking' },
+                h('thead', {}, h('tr', {}, ['Host', 'Status', 'For', 'Where', 'Desired', 'Applied', 'Why'].map((title) => h('th', { scope: 'col' }, title)))),
                 h(
                   'tbody',
                   {},
@@ -42,17 +44,22 @@ export function mountDrift(root: HTMLElement, signal: AbortSignal): Page {
                     h(
                       'tr',
                       { 'data-host': entry.host, 'data-reasons': entry.reasons.join(' ') },
-                      h('td', { title: entry.driftingSince }, duration(entry.driftingForSeconds)),
-                      h('td', {}, `${entry.environment} / ${entry.workload} / ${entry.deploymentTarget}`),
-                      h('td', {}, h('a', { href: `/hosts/${encodeURIComponent(entry.host)}` }, entry.host), h('span', { class: 'muted' }, ` ${entry.reconciler}`)),
-                      h('td', {}, entry.desiredVersion ?? (entry.desiredCommit === null ? '—' : shortCommit(entry.desiredCommit))),
-                      h('td', {}, entry.appliedVersion ?? shortCommit(entry.appliedCommit)),
-                      h('td', {}, entry.reasons.map((reason) => REASONS[reason]).join(', ')),
-                      h('td', {}, statusBadge(entry.status), entry.statusMessage === '' ? null : h('p', { class: 'message' }, entry.statusMessage)),
+                      h('th', { scope: 'row' }, h('a', { href: `/hosts/${encodeURIComponent(entry.host)}` }, entry.host), h('span', { class: 'muted' }, ` ${entry.reconciler}`)),
+                      h('td', { 'data-label': 'Status' }, statusBadge(entry.status), entry.statusMessage === '' ? null : h('p', { class: 'message' }, entry.statusMessage)),
+                      h('td', { 'data-label': 'For' }, h('time', { datetime: entry.driftingSince, title: `since ${exactTime(entry.driftingSince)}` }, duration(entry.driftingForSeconds))),
+                      h('td', { 'data-label': 'Where' }, `${entry.environment} / ${entry.workload} / ${entry.deploymentTarget}`),
+                      h('td', { 'data-label': 'Desired' }, entry.desiredVersion === null ? null : `${entry.desiredVersion} `, entry.desiredCommit === null ? '—' : commitText(entry.desiredCommit)),
+                      h('td', { 'data-label': 'Applied' }, entry.appliedVersion === null ? null : `${entry.appliedVersion} `, commitText(entry.appliedCommit)),
+                      h('td', { 'data-label': 'Why' }, entry.reasons.map((reason) => REASONS[reason]).join(', ')),
                     ),
                   ),
                 ),
-              ),
+              )
+            : reporting > 0
+              ? h('p', { class: 'all-good' }, `Everything is where it should be: ${reporting} reconcilers on their desired rollouts, succeeding and reporting.`)
+              : known.length > 0
+                ? h('p', { class: 'muted' }, `No reconciler reports for ${environment ?? 'any environment'} yet: nothing to compare with what is desired.`)
+                : noDataYet('reconcilers reporting'),
         );
       }),
   };

@@ -1,9 +1,9 @@
 // A timeline of state transitions, for an environment, a workload, a target or a host.
 import { getJson, type HistoryItem } from '../api.ts';
-import { h, replaceContent } from '../dom.ts';
-import { localTime, shortCommit } from '../format.ts';
-import { field, filterForm, guarded, type Page } from '../page.ts';
+import { h, replaceContent, updateContent } from '../dom.ts';
+import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
 import { statusBadge } from '../status-bar.ts';
+import { commitText, timeExact } from '../times.ts';
 import { param } from '../url-state.ts';
 
 const FILTERS = ['environment', 'workload', 'deploymentTarget', 'host'] as const;
@@ -24,8 +24,10 @@ export function mountHistory(root: HTMLElement, signal: AbortSignal): Page {
   const load = async (cursor: string | undefined): Promise<void> => {
     const page = await getJson<{ items: HistoryItem[]; nextCursor: string | null }>('/history', { ...filters, cursor, limit: '100' }, signal);
     const items = page.items.map(item);
-    if (cursor === undefined) replaceContent(list, items.length === 0 ? h('li', { class: 'muted' }, 'No transitions.') : items);
-    else list.append(...items);
+    if (cursor !== undefined) list.append(...items);
+    else if (items.length > 0) updateContent(list, items);
+    else if (Object.values(filters).some((value) => value !== undefined)) updateContent(list, h('li', { class: 'muted' }, 'No transitions match.'));
+    else updateContent(list, h('li', {}, noDataYet('transitions')));
     nextCursor = page.nextCursor;
     more.hidden = nextCursor === null;
   };
@@ -47,7 +49,7 @@ export function mountHistory(root: HTMLElement, signal: AbortSignal): Page {
   );
   return {
     // Refreshing the first page would drop the older pages a reader asked for.
-    refresh: () => (extended ? Promise.resolve() : guarded(list, signal, () => load(undefined))),
+    refresh: () => (extended ? Promise.resolve(true) : guarded(list, signal, () => load(undefined))),
   };
 }
 
@@ -55,11 +57,11 @@ function item(entry: HistoryItem): HTMLElement {
   return h(
     'li',
     { class: `transition ${entry.status}`, 'data-status': entry.status },
-    h('time', { datetime: entry.observedAt }, localTime(entry.observedAt)),
+    timeExact(entry.observedAt),
     statusBadge(entry.status),
     h('span', { class: 'where' }, h('a', { href: `/hosts/${encodeURIComponent(entry.host)}` }, entry.host), ` · ${entry.reconciler}`),
     entry.environment === null ? null : h('span', { class: 'target' }, `${entry.environment} / ${entry.workload ?? ''} / ${entry.deploymentTarget ?? ''}`),
-    h('span', { class: 'version', title: entry.commit }, entry.version ?? shortCommit(entry.commit)),
+    h('span', { class: 'version' }, entry.version === null ? null : `${entry.version} `, commitText(entry.commit)),
     entry.statusMessage === '' ? null : h('p', { class: 'message' }, entry.statusMessage),
   );
 }

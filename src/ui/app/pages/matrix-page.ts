@@ -1,13 +1,15 @@
 // The environments matrix: workloads (grouped by workspace and application) down, environments in
 // promotion order across (the order GET /environments answers in). Each cell: desired version,
-// deployed versions, a status bar — and a mark where it differs from the previous environment in
-// promotion order that has the target, as the discrepancy view (kalypso_environment_discrepancy) has it.
+// deployed versions, a status bar, a link to its rollout — and a mark where it differs from the
+// previous environment in promotion order that has the target, as the discrepancy view
+// (kalypso_environment_discrepancy) has it. Above it, each environment with the Check Promote view
+// of its last merge.
 import { type CompareCell, type CompareRow, type Environment, getJson } from '../api.ts';
-import { h, replaceContent } from '../dom.ts';
-import { shortCommit } from '../format.ts';
-import { field, filterForm, guarded, type Page } from '../page.ts';
-import { statusBar } from '../status-bar.ts';
-import { href, param } from '../url-state.ts';
+import { h, replaceContent, updateContent } from '../dom.ts';
+import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
+import { STATUS_LABEL, statusBar } from '../status-bar.ts';
+import { commitText, timeAgo } from '../times.ts';
+import { href, param, rolloutHref } from '../url-state.ts';
 
 const ROWS_PER_PAGE = 50;
 
@@ -31,7 +33,7 @@ export function mountMatrix(root: HTMLElement, signal: AbortSignal): Page {
       guarded(content, signal, async () => {
         const { items: environments } = await getJson<{ items: Environment[] }>('/environments', {}, signal);
         if (environments.length === 0) {
-          replaceContent(content, h('p', {}, 'No environments yet: send deployment descriptors (or start with --demo).'));
+          updateContent(content, noDataYet('environments'));
           return;
         }
         const names = environments.map((environment) => environment.name);
@@ -40,7 +42,7 @@ export function mountMatrix(root: HTMLElement, signal: AbortSignal): Page {
           { environments: names.join(','), limit: String(ROWS_PER_PAGE), cursor, workspace, application },
           signal,
         );
-        replaceContent(content, summary(environments), matrix(environments, page.items), pager(page.nextCursor, { workspace, application, cursor }));
+        updateContent(content, summary(environments), legend(), matrix(environments, page.items), pager(page.nextCursor, { workspace, application, cursor }));
       }),
   };
 }
@@ -52,12 +54,39 @@ function summary(environments: Environment[]): HTMLElement {
     environments.map((environment) =>
       h(
         'li',
-        {},
+        { 'data-environment': environment.name },
         h('a', { href: href('/hosts', { environment: environment.name }) }, h('strong', {}, environment.name)),
         ` ${environment.deploymentTargets} targets · ${environment.hosts} hosts`,
-        statusBar(environment.reconcilers),
+        reconcilerStatus(environment.reconcilers),
+        environment.latestAssignment === null
+          ? null
+          : h(
+              'div',
+              { class: 'last-merge' },
+              h('a', { href: rolloutHref({ environment: environment.name }, environment.latestAssignment.commit), class: 'promote-check' }, 'Rollout of the last merge'),
+              ' ',
+              commitText(environment.latestAssignment.commit),
+              ', ',
+              timeAgo(environment.latestAssignment.assignedAt),
+            ),
       ),
     ),
+  );
+}
+
+/** What the marks and colours mean, on screen rather than on hover only. */
+function legend(): HTMLElement {
+  const swatch = (status: keyof typeof STATUS_LABEL) => h('li', {}, h('span', { class: `swatch ${status}`, 'aria-hidden': 'true' }), STATUS_LABEL[status]);
+  return h(
+    'ul',
+    { class: 'legend', 'aria-label': 'Legend' },
+    h('li', {}, h('strong', {}, 'Reconcilers:')),
+    swatch('success'),
+    swatch('failure'),
+    swatch('in_progress'),
+    swatch('stale'),
+    h('li', {}, h('span', { class: 'changed', 'aria-hidden': 'true' }, '▲'), ' desired version differs from the environment before it'),
+    h('li', {}, h('span', { class: 'off-desired' }, '1.0 ×2'), ' deployed, not on the desired rollout'),
   );
 }
 
@@ -69,17 +98,18 @@ function matrix(environments: Environment[], rows: CompareRow[]): HTMLElement {
     const rowGroup = `${row.workspace} / ${row.application}`;
     if (rowGroup !== group) {
       group = rowGroup;
-      body.push(h('tr', { class: 'group' }, h('th', { colspan: environments.length + 1, scope: 'colgroup' }, rowGroup)));
+      // The label is sticky: it stays in view when the matrix scrolls sideways.
+      body.push(h('tr', { class: 'group' }, h('th', { colspan: environments.length + 1, scope: 'colgroup' }, h('span', { class: 'group-label' }, rowGroup))));
     }
     // An environment without the target is skipped, not compared: dev 1.0, qa absent, prod 1.0 is
     // no change (Grafana's matrix says the same).
-    let previous: CompareCell | undefined;
+    let previous: { environment: string; cell: CompareCell } | undefined;
     const cells = environments.map((environment) => {
       const cell = row.environments[environment.name] ?? null;
-      if (cell === null) return matrixCell(row, environment.name, cell, false);
-      const differs = previous !== undefined && desiredVersion(cell) !== desiredVersion(previous);
-      previous = cell;
-      return matrixCell(row, environment.name, cell, differs);
+      if (cell === null) return matrixCell(row, environment.name, cell, undefined);
+      const before = previous !== undefined && desiredVersion(cell) !== desiredVersion(previous.cell) ? previous : undefined;
+      previous = { environment: environment.name, cell };
+      return matrixCell(row, environment.name, cell, before);
     });
     body.push(
       h(
@@ -97,19 +127,24 @@ function desiredVersion(cell: CompareCell): string | null {
   return cell.desired?.version ?? null;
 }
 
-function matrixCell(row: CompareRow, environment: string, cell: CompareCell | null, differs: boolean): HTMLElement {
-  const attributes = { 'data-environment': environment, class: differs ? 'cell differs' : 'cell' };
+/** `differsFrom`: the environment before this one, when its desired version is another. */
+function matrixCell(row: CompareRow, environment: string, cell: CompareCell | null, differsFrom: { environment: string; cell: CompareCell } | undefined): HTMLElement {
+  const attributes = { 'data-environment': environment, class: differsFrom === undefined ? 'cell' : 'cell differs' };
   if (cell === null) return h('td', { ...attributes, class: `${attributes.class} absent` }, h('span', { class: 'muted' }, 'not deployed here'));
   const history = href('/history', { environment, workload: row.workload, deploymentTarget: row.deploymentTarget });
+  const difference =
+    differsFrom === undefined
+      ? undefined
+      : `desired ${desiredVersion(cell) ?? 'nothing'} here, ${desiredVersion(differsFrom.cell) ?? 'nothing'} in ${differsFrom.environment}`;
   return h(
     'td',
     attributes,
     h(
       'div',
       { class: 'desired' },
-      differs ? h('span', { class: 'changed', title: 'differs from the previous environment' }, '▲ ') : null,
+      difference === undefined ? null : h('span', { class: 'changed', title: difference }, h('span', { 'aria-hidden': 'true' }, '▲ '), h('span', { class: 'visually-hidden' }, `Changed: ${difference}. `)),
       h('strong', { class: 'desired-version' }, cell.desired?.version ?? 'no descriptor'),
-      cell.desired === null ? null : h('span', { class: 'commit', title: cell.desired.commit }, ` @${shortCommit(cell.desired.commit)}`),
+      cell.desired === null ? null : h('span', { class: 'commit' }, ' @', commitText(cell.desired.commit)),
     ),
     h(
       'ul',
@@ -118,15 +153,27 @@ function matrixCell(row: CompareRow, environment: string, cell: CompareCell | nu
         h(
           'li',
           // A merge for another target moves the branch: a commit running the desired version is on it.
-          { class: deployed.onDesired ? 'on-desired' : 'off-desired', title: deployed.commit },
-          deployed.version ?? shortCommit(deployed.commit),
+          { class: deployed.onDesired ? 'on-desired' : 'off-desired', title: `${deployed.commit}${deployed.onDesired ? '' : ' — not on the desired rollout'}` },
+          deployed.version ?? commitText(deployed.commit),
           ` ×${deployed.reconcilers.total}`,
         ),
       ),
     ),
-    statusBar(cell.reconcilers),
-    h('div', { class: 'cell-links' }, h('a', { href: href('/hosts', { environment }) }, 'hosts'), ' · ', h('a', { href: history }, 'history')),
+    reconcilerStatus(cell.reconcilers),
+    h(
+      'div',
+      { class: 'cell-links' },
+      cell.desired === null ? null : [h('a', { href: rolloutHref({ endpoint: cell.manifestsEndpoint }, cell.desired.commit), class: 'rollout-link' }, 'rollout'), ' · '],
+      h('a', { href: href('/hosts', { environment }) }, 'hosts'),
+      ' · ',
+      h('a', { href: history }, 'history'),
+    ),
   );
+}
+
+/** The status bar, or the words when there is nothing to show in it. */
+function reconcilerStatus(counts: CompareCell['reconcilers']): HTMLElement {
+  return counts.total === 0 ? h('p', { class: 'muted no-reconcilers' }, 'no reconcilers') : statusBar(counts);
 }
 
 function pager(nextCursor: string | null, query: Record<string, string | undefined>): HTMLElement {

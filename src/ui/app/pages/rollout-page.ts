@@ -3,11 +3,12 @@
 // (long-polling the rollout gate; the answer returns as soon as something changes or settles). The
 // commit may be typed short, as the UI and the CLI show it: the hub resolves it.
 import { getJson, type RolloutState } from '../api.ts';
-import { h, replaceContent } from '../dom.ts';
-import { ago, shortCommit } from '../format.ts';
+import { h, replaceContent, updateContent } from '../dom.ts';
 import { field, filterForm, guarded, type Page } from '../page.ts';
+import { recordRefresh, updatesPaused } from '../refresh-control.ts';
 import { statusBadge, statusBar } from '../status-bar.ts';
-import { param } from '../url-state.ts';
+import { commitText, timeAgo } from '../times.ts';
+import { param, rolloutHref } from '../url-state.ts';
 
 /** The gate answers within this wait when the rollout settles; otherwise the page asks again. */
 const WAIT = '2s';
@@ -32,15 +33,25 @@ export function mountRollout(root: HTMLElement, signal: AbortSignal): Page {
     replaceContent(
       content,
       h('p', { class: 'muted' }, 'Name an environment (every deployment target of it) or one manifests endpoint, and a commit, to watch them roll out.'),
+      h(
+        'p',
+        { class: 'muted' },
+        'Or start from where the commits are: each cell of the ',
+        h('a', { href: '/' }, 'Environments'),
+        ' matrix links to the rollout of its desired commit, each environment to the rollout of its last merge (the promotion check), a host’s reconcilers to the rollouts of their commits, and ',
+        h('a', { href: '/delivery' }, 'Delivery'),
+        ' to those of recent rollouts.',
+      ),
     );
-    return { refresh: () => Promise.resolve() };
+    return { refresh: () => Promise.resolve(true) };
   }
   const scope = environment === undefined ? { manifestsEndpoint: endpoint! } : { environment };
 
   let last: RolloutState | undefined;
+  let lastOk = false;
   const render = (state: RolloutState): void => {
     last = state;
-    replaceContent(
+    updateContent(
       content,
       h(
         'p',
@@ -50,16 +61,19 @@ export function mountRollout(root: HTMLElement, signal: AbortSignal): Page {
       ),
       h(
         'p',
-        { class: 'scope muted' },
-        `Commit ${state.commit} `,
-        state.environment === undefined ? `of ${state.manifestsEndpoint ?? ''}` : `in environment ${state.environment}: applied, or a later commit, everywhere`,
+        { class: 'scope' },
+        'Commit ',
+        commitText(state.commit),
+        state.environment === undefined
+          ? [' of ', h('span', { class: 'endpoint' }, state.manifestsEndpoint ?? ''), ': applied, or a later commit of its branch, by every reconciler that pulls it']
+          : [` in environment ${state.environment}: applied, or a later commit, by every reconciler of its targets `, h('span', { class: 'muted' }, '(the promotion check)')],
       ),
       statusBar(state),
-      state.targets === undefined ? null : targetsTable(state.targets, state.commit),
+      targetsTable(state.targets, state.commit, state.environment === undefined),
       h(
         'table',
-        { class: 'subscribers' },
-        h('thead', {}, h('tr', {}, ['Host', 'Reconciler', 'Status', 'Applied', 'Since', 'Message'].map((title) => h('th', { scope: 'col' }, title)))),
+        { class: 'subscribers stacking' },
+        h('thead', {}, h('tr', {}, ['Host', 'Status', 'Reconciler', 'Applied', 'Since', 'Message'].map((title) => h('th', { scope: 'col' }, title)))),
         h(
           'tbody',
           {},
@@ -68,16 +82,11 @@ export function mountRollout(root: HTMLElement, signal: AbortSignal): Page {
               'tr',
               { 'data-host': subscriber.host, 'data-status': subscriber.status },
               h('th', { scope: 'row' }, h('a', { href: `/hosts/${encodeURIComponent(subscriber.host)}` }, subscriber.host)),
-              h('td', { title: subscriber.manifestsEndpoint ?? '' }, subscriber.reconciler),
-              h('td', {}, statusBadge(subscriber.status)),
-              h(
-                'td',
-                { title: subscriber.appliedCommit },
-                shortCommit(subscriber.appliedCommit),
-                subscriber.supersededBy === null ? null : h('span', { class: 'muted' }, ' (later)'),
-              ),
-              h('td', { title: subscriber.observedAt }, ago(subscriber.observedAt)),
-              h('td', { class: 'message' }, subscriber.statusMessage),
+              h('td', { 'data-label': 'Status' }, statusBadge(subscriber.status)),
+              h('td', { 'data-label': 'Reconciler', title: subscriber.manifestsEndpoint ?? '' }, subscriber.reconciler),
+              h('td', { 'data-label': 'Applied' }, commitText(subscriber.appliedCommit), subscriber.supersededBy === null ? null : h('span', { class: 'muted' }, ' (later)')),
+              h('td', { 'data-label': 'Since' }, timeAgo(subscriber.observedAt)),
+              h('td', { 'data-label': 'Message', class: 'message' }, subscriber.statusMessage),
             ),
           ),
         ),
@@ -87,46 +96,66 @@ export function mountRollout(root: HTMLElement, signal: AbortSignal): Page {
 
   // Each answer comes back at once when the rollout settles, else after WAIT; a settled rollout
   // is looked at less often (a new report can still change it).
+  // While the reader pauses updates, the page stays as it is.
   const watch = async (): Promise<void> => {
     while (!signal.aborted) {
+      if (updatesPaused() && last !== undefined) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        continue;
+      }
       try {
         const state = await getJson<RolloutState>('/deployment-state', { ...scope, commit, wait: last === undefined ? '0s' : WAIT }, signal);
         if (JSON.stringify(state) !== JSON.stringify(last)) render(state);
+        lastOk = true;
+        recordRefresh(true);
         if (state.settled) await new Promise((resolve) => setTimeout(resolve, SETTLED_POLL_MS));
       } catch (error) {
         if (signal.aborted) return;
+        lastOk = false;
+        recordRefresh(false);
         await guarded(content, signal, () => Promise.reject(error instanceof Error ? error : new Error(String(error))));
         await new Promise((resolve) => setTimeout(resolve, 5_000));
       }
     }
   };
   void watch();
-  return { refresh: () => Promise.resolve() };
+  // The watch keeps the page current; the periodic refresh only asks how it went.
+  return { refresh: () => Promise.resolve(lastOk) };
 }
 
-function targetsTable(targets: NonNullable<RolloutState['targets']>, commit: string): HTMLElement {
+/** What the commit is to the people who follow it: per target, the version it runs there. */
+function targetsTable(targets: RolloutState['targets'], commit: string, onEndpoint: boolean): HTMLElement {
+  if (targets.length === 0) return h('p', { class: 'muted' }, 'No deployment target is known for it yet.');
   return h(
     'table',
-    { class: 'targets' },
-    h('thead', {}, h('tr', {}, ['Workload', 'Target', 'Desired', 'Succeeded', 'Failed', 'In progress', 'Stale'].map((title) => h('th', { scope: 'col' }, title)))),
+    { class: 'targets stacking' },
+    h(
+      'thead',
+      {},
+      h('tr', {}, ['Environment', 'Workload', 'Target', 'Version', 'Desired now', 'Succeeded', 'Failed', 'In progress', 'Stale', 'Manifests endpoint'].map((title) => h('th', { scope: 'col' }, title))),
+    ),
     h(
       'tbody',
       {},
       targets.map((target) =>
         h(
           'tr',
-          { 'data-workload': target.workload, 'data-target': target.deploymentTarget },
-          h('th', { scope: 'row', title: `${target.workspace} / ${target.application}` }, target.workload),
+          { 'data-workload': target.workload, 'data-target': target.deploymentTarget, 'data-environment': target.environment },
+          h('th', { scope: 'row' }, target.environment),
+          h('td', { 'data-label': 'Workload', title: `${target.workspace} / ${target.application}` }, target.workload),
           h(
             'td',
-            { title: target.manifestsEndpoint },
-            h('a', { href: `/rollout?${new URLSearchParams({ endpoint: target.manifestsEndpoint, commit }).toString()}` }, target.deploymentTarget),
+            { 'data-label': 'Target' },
+            // On the environment view, each target opens its own endpoint's rollout.
+            onEndpoint ? target.deploymentTarget : h('a', { href: rolloutHref({ endpoint: target.manifestsEndpoint }, commit) }, target.deploymentTarget),
           ),
-          h('td', { title: target.desiredCommit ?? '' }, target.desiredVersion ?? '—'),
-          h('td', { class: 'number' }, `${target.succeeded}/${target.total}`),
-          h('td', { class: 'number' }, target.failed),
-          h('td', { class: 'number' }, target.inProgress),
-          h('td', { class: 'number' }, target.stale),
+          h('td', { 'data-label': 'Version', class: 'version' }, target.version ?? '—'),
+          h('td', { 'data-label': 'Desired now' }, target.desiredVersion ?? '—', target.desiredCommit === null ? null : [' @', commitText(target.desiredCommit)]),
+          h('td', { 'data-label': 'Succeeded', class: 'number' }, `${target.succeeded}/${target.total}`),
+          h('td', { 'data-label': 'Failed', class: 'number' }, target.failed),
+          h('td', { 'data-label': 'In progress', class: 'number' }, target.inProgress),
+          h('td', { 'data-label': 'Stale', class: 'number' }, target.stale),
+          h('td', { 'data-label': 'Endpoint', class: 'endpoint' }, target.manifestsEndpoint),
         ),
       ),
     ),
