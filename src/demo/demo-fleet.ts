@@ -8,7 +8,7 @@ import type { ResourceLogsToSend } from './otlp-http-sender.ts';
 export const DEMO_ENVIRONMENTS = ['dev', 'qa', 'staging', 'prod'] as const;
 type Environment = (typeof DEMO_ENVIRONMENTS)[number];
 
-interface DemoWorkload {
+export interface DemoWorkload {
   readonly workspace: string;
   readonly application: string;
   readonly workload: string;
@@ -19,7 +19,7 @@ interface DemoWorkload {
   readonly edge?: boolean;
 }
 
-const WORKLOADS: readonly DemoWorkload[] = [
+export const DEMO_WORKLOADS: readonly DemoWorkload[] = [
   { workspace: 'kaizentm', application: 'greeting-service', workload: 'hello-world', target: 'functional-test', versions: ['0.9.0', '1.0.0', '1.1.0', '1.2.0'] },
   { workspace: 'kaizentm', application: 'greeting-service', workload: 'greeter-api', target: 'main', versions: ['2.3.1', '2.4.0', '2.5.0', '2.6.0'] },
   { workspace: 'kaizentm', application: 'payments', workload: 'ledger', target: 'main', versions: ['5.0.2', '5.1.0', '5.2.0', '5.2.1'] },
@@ -94,7 +94,7 @@ export function buildDemoFleet(options: { hosts: number; now: Date }): DemoFleet
   const descriptors: ResourceLogsToSend[][] = DEMO_ENVIRONMENTS.map((environment) => [
     {
       resource: { 'service.name': 'cd-pipeline', 'deployment.environment': environment },
-      logs: WORKLOADS.flatMap((workload) => {
+      logs: DEMO_WORKLOADS.flatMap((workload) => {
         const desired = workload.versions.length - 1 - LAG[environment];
         return workload.versions.slice(0, desired + 1).map((version, index) => ({
           eventName: 'kalypso.deployment.descriptor',
@@ -124,7 +124,7 @@ export function buildDemoFleet(options: { hosts: number; now: Date }): DemoFleet
   const failingHost = hosts.filter((host) => host.environment === 'prod' && !host.edge)[2]?.name ?? 'aks-prod-03';
   const offlineHost = hosts.find((host) => host.edge)?.name ?? 'store-berlin-01';
   const driftingHost = hosts.filter((host) => host.environment === 'qa')[1]?.name ?? 'aks-qa-02';
-  const catalog = WORKLOADS.find((workload) => workload.workload === 'catalog')!;
+  const catalog = DEMO_WORKLOADS.find((workload) => workload.workload === 'catalog')!;
   const rolloutVersion = catalog.versions[catalog.versions.length - 1 - LAG.staging]!;
   const scenario: DemoScenario = {
     rolloutPending: [],
@@ -141,7 +141,7 @@ export function buildDemoFleet(options: { hosts: number; now: Date }): DemoFleet
     const offline = host.name === offlineHost;
     // Live hosts last reported within the past two minutes; the offline one two hours ago.
     const lastReport = offline ? minutesBefore(now, 120) : new Date(now.getTime() - ((hostIndex * 7_919) % 120_000));
-    const logs = WORKLOADS.filter((workload) => (workload.edge === true) === host.edge).flatMap((workload) => {
+    const logs = DEMO_WORKLOADS.filter((workload) => (workload.edge === true) === host.edge).flatMap((workload) => {
       const desired = workload.versions.length - 1 - LAG[host.environment];
       const applied = host.name === driftingHost && workload.workload === 'hello-world' ? desired - 1 : desired;
       const reconciler = `flux-system/${workload.workload}`;
