@@ -13,6 +13,7 @@ import { benchCopyBaseline } from './ingest-copy.ts';
 import { benchArgPoll } from './arg-poll-runner.ts';
 import { benchGrafanaPanels } from './grafana-panels.ts';
 import { benchReports, benchRolloutGate } from './reports.ts';
+import { benchUiPages } from './ui-pages.ts';
 
 const SECTIONS = ['ingest', 'scale-out', 'arg', 'reports-s', 'reports-l'] as const;
 const { only } = parseArgs({ options: { only: { type: 'string' } } }).values;
@@ -113,8 +114,9 @@ async function reportsSection(server: BenchServer, size: FleetSize, withPanels: 
   const seconds = ((Date.now() - generated) / 1_000).toFixed(1);
   await database.close();
   const environment = size.environments[size.environments.length - 1]!;
-  const { latencies, refresh } = await withHubs(url, 1, async ([hub]) => ({
+  const { latencies, pages, refresh } = await withHubs(url, 1, async ([hub]) => ({
     latencies: [...(await benchReports(hub!.baseUrl, size)), await benchRolloutGate(hub!.baseUrl, size)],
+    pages: await benchUiPages(hub!.baseUrl, size),
     // After the reports: it changes the fleet.
     refresh: await benchDeliveryRefresh(url, hub!, environment, Math.ceil(size.transitionsPerReconciler / 4)),
   }));
@@ -125,6 +127,10 @@ async function reportsSection(server: BenchServer, size: FleetSize, withPanels: 
     `## Reports, fleet ${size.name} (${hosts} hosts, ${reconcilers} reconcilers, ${history} history rows; generated in ${seconds} s)`,
     '',
     markdownTable(['endpoint', 'cold ms', 'p50 ms', 'p95 ms', 'response bytes'], latencies.map((row) => [row.endpoint, row.coldMs, row.p50Ms, row.p95Ms, row.bytes])),
+    '',
+    `## Web UI time to content, fleet ${size.name} (headless Chromium at 1440 × 900, the same machine as the hub; navigation start until the data is drawn; cold = a new tab, then 10 times)`,
+    '',
+    markdownTable(['page', 'cold ms', 'p50 ms', 'p95 ms'], pages.map((row) => [row.page, row.coldMs, row.p50Ms, row.p95Ms])),
     '',
     `## Delivery analytics under ingest, fleet ${size.name} (a new version for every target of ${environment}; its reconcilers report it in progress, then succeeded; raw gRPC, batch 1,000, 4 clients)`,
     '',
