@@ -41,20 +41,27 @@ try {
   const pages: [string, string][] = [
     ['environments', '/'],
     ['hosts', '/hosts'],
-    ['host', `/hosts/${scenario.failingHost}`],
+    ['host', `/hosts/${scenario.driftingHost}`],
     ['history', '/history?environment=staging'],
     ['drift', '/drift'],
     ['rollout', `/rollout?endpoint=${encodeURIComponent(scenario.rolloutEndpoint)}&commit=${scenario.rolloutCommit}`],
+    ['promotion-check', `/rollout?environment=staging&commit=${scenario.rolloutCommit}`],
     ['delivery', '/delivery'],
   ];
+  // A desktop, and a phone for the views people check on the go.
+  const phone = new Set(['environments', 'hosts', 'host', 'rollout']);
   const browser = await launchBrowser();
-  const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
-  for (const [name, url] of pages) {
-    await page.goto(base + url);
-    await page.waitForSelector('main table, main ol.timeline li, main .all-good, main .tiles');
-    await page.waitForTimeout(300);
-    await page.screenshot({ path: path.join(out, `${name}.png`) });
-    process.stderr.write(`[screenshots] ${name}.png\n`);
+  for (const [width, height, suffix] of [[1440, 900, ''], [390, 844, '-phone']] as const) {
+    const page = await browser.newPage({ viewport: { width, height } });
+    for (const [name, url] of pages) {
+      if (suffix !== '' && !phone.has(name)) continue;
+      await page.goto(base + url);
+      await page.waitForSelector('main table, main ol.timeline li, main .all-good, main .tiles');
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: path.join(out, `${name}${suffix}.png`) });
+      process.stderr.write(`[screenshots] ${name}${suffix}.png\n`);
+    }
+    await page.close();
   }
   await browser.close();
 } finally {
