@@ -38,7 +38,7 @@ const HostTotalsSchema = z
     failing: z.number().int().openapi({ description: 'Hosts with at least one reconciler whose status is `failure` (and not stale)' }),
     drifting: z.number().int().openapi({ description: 'Hosts with at least one reconciler off its target’s desired rollout (`drifting` > 0)' }),
   })
-  .openapi('HostTotals');
+  .openapi('HostTotals', { description: 'Hosts counted over every page: `totals` those matching the filters, `fleet` every host' });
 
 /** `true` or `false` as a query parameter; anything else is a 400 naming it. */
 const BooleanParam = (description: string) =>
@@ -95,8 +95,8 @@ const listHosts = createRoute({
       z.object({
         items: z.array(HostSchema),
         nextCursor: z.string().nullable(),
-        totals: HostTotalsSchema.openapi({ description: 'The hosts matching the filters, over every page' }),
-        fleet: HostTotalsSchema.openapi({ description: 'Every host, whatever the filters' }),
+        totals: HostTotalsSchema,
+        fleet: HostTotalsSchema,
         offset: z.number().int().openapi({ description: 'How many matching hosts come before this page' }),
       }),
       'A page of hosts in natural order of their names',
