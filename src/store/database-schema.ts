@@ -1,5 +1,5 @@
 // Kysely table types. The schema itself lives only in the numbered migrations under schema/.
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 import type { DeploymentStatus } from '../model/deployment-records.ts';
 
 type Id = Generated<number>;
@@ -106,6 +106,8 @@ export interface HostTable {
   type: Generated<string>;
   first_seen_at: DefaultedTimestamp;
   last_seen_at: DefaultedTimestamp;
+  /** The name in natural order (aks-dev-2 before aks-dev-10), computed by PostgreSQL (schema/0011). */
+  name_sort_key: GeneratedAlways<string>;
 }
 
 export interface ReconcilerTable {

@@ -110,10 +110,12 @@ describe('GET /hosts', () => {
       'dev-1', 'dev-2', 'edge-store-7', 'prod-1', 'prod-2', 'prod-3', 'qa-1', 'staging-1',
     ]);
     const byName = Object.fromEntries(body.items.map((host: { name: string }) => [host.name, host]));
-    expect(byName['dev-2']).toMatchObject({ type: 'k8s-cluster', lastSeenAt: at(2), stale: false, environments: ['dev'], reconcilers: counts(3, 1, 1, 1) });
+    expect(byName['dev-2']).toMatchObject({ type: 'k8s-cluster', lastSeenAt: at(2), stale: false, environments: ['dev'], reconcilers: counts(3, 1, 1, 1), drifting: 1 });
+    expect(byName['dev-1']).toMatchObject({ drifting: 0 });
     expect(byName['edge-store-7']).toMatchObject({ type: 'edge-device', environments: ['prod'], reconcilers: counts(1, 1) });
     expect(byName['prod-3']).toMatchObject({ lastSeenAt: at(20), stale: true, reconcilers: counts(1, 0, 0, 0, 1) });
     expect(body.nextCursor).toBeNull();
+    expect(body.totals).toEqual({ hosts: 8, offline: 2, failing: 1, drifting: 1 });
   });
 
   it('filters by environment and by status', async () => {

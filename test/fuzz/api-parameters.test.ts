@@ -65,7 +65,7 @@ interface Endpoint {
 const ENDPOINTS: readonly Endpoint[] = [
   { path: '/environments', query: {}, params: [], filters: [], shape: ['items'] },
   { path: '/environments/{environment}/state', query: {}, params: ['environment'], filters: ['environment'], shape: ['environment', 'items'] },
-  { path: '/hosts', query: {}, params: ['environment', 'status', 'limit', 'cursor'], filters: ['environment'], shape: ['items', 'nextCursor'] },
+  { path: '/hosts', query: {}, params: ['environment', 'status', 'offline', 'drifting', 'q', 'limit', 'cursor'], filters: ['environment'], shape: ['items', 'nextCursor', 'totals', 'fleet'] },
   { path: '/hosts/{host}', query: {}, params: ['host'], filters: ['host'], shape: ['name', 'reconcilers'] },
   {
     path: '/history',

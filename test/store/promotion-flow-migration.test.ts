@@ -87,7 +87,7 @@ describe('migration 0010 (promotion flow)', () => {
         [reconciler, host, endpoint, d, at(31)],
       );
 
-      expect((await migrateToLatest(db.db)).applied).toEqual(['0010_promotion_flow']);
+      expect((await migrateToLatest(db.db)).applied[0]).toBe('0010_promotion_flow');
 
       const current = await client.query(`SELECT a.gitops_commit_id AS commit FROM deployment_target t JOIN deployment_assignment a ON a.id = t.current_assignment_id`);
       expect(current.rows).toEqual([{ commit: c }]);

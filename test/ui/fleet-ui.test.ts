@@ -274,7 +274,7 @@ describe('times and commits', () => {
 describe('an empty hub, unknown paths and failures', () => {
   it('says there is no data yet and how to send some — never that all is well', async () => {
     const at = `http://127.0.0.1:${emptyHub.ports.http}`;
-    for (const path of ['/', '/drift', '/history', '/delivery']) {
+    for (const path of ['/', '/hosts', '/drift', '/history', '/delivery']) {
       const page = await open(path, { at });
       await page.waitForSelector('.empty-state');
       expect(await page.locator('.empty-state').textContent(), path).toContain('npm run hub -- demo');

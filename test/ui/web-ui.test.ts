@@ -154,7 +154,9 @@ describe('hosts', () => {
     await page.goto(`${base}/hosts`);
     await page.waitForSelector('table.hosts tbody tr');
     expect(await page.$$eval('table.hosts tbody tr.offline', (rows) => rows.map((row) => row.getAttribute('data-host')))).toEqual(['prod-3', 'staging-1']);
-    expect(await page.locator('p.count').textContent()).toBe('8 hosts2 offline');
+    expect(await page.locator('.host-totals').textContent()).toBe('8 hosts · 2 offline · 1 failing · 1 drifting');
+    // dev-2 is off the desired hello-world (0.0.2, not 0.0.3): marked as drifting.
+    expect(await page.$$eval('table.hosts tbody tr.drifting', (rows) => rows.map((row) => row.getAttribute('data-host')))).toEqual(['dev-2']);
     await page.screenshot({ path: await artifactPath('hosts'), fullPage: true });
     await page.selectOption('select[name="status"]', 'stale');
     await page.click('form.filters button[type="submit"]');

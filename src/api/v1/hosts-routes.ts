@@ -24,8 +24,25 @@ const HostSchema = z
     stale: z.boolean().openapi({ description: 'No report within the stale-after window: the host looks offline.' }),
     environments: z.array(z.string()).openapi({ description: 'The environments of its reconcilers’ targets, in promotion order.' }),
     reconcilers: StatusCountsSchema,
+    drifting: z.number().int().openapi({
+      description:
+        'How many of its reconcilers are not on their target’s desired rollout (neither the desired commit nor a commit running the desired version): `not_on_desired_commit` of /drift and the kalypso_drift view. Failing and silent reconcilers are counted in `reconcilers`.',
+    }),
   })
   .openapi('Host');
+
+const HostTotalsSchema = z
+  .object({
+    hosts: z.number().int(),
+    offline: z.number().int().openapi({ description: 'Hosts with no report within the stale-after window (`stale`)' }),
+    failing: z.number().int().openapi({ description: 'Hosts with at least one reconciler whose status is `failure` (and not stale)' }),
+    drifting: z.number().int().openapi({ description: 'Hosts with at least one reconciler off its target’s desired rollout (`drifting` > 0)' }),
+  })
+  .openapi('HostTotals', { description: 'Hosts counted over every page: `totals` those matching the filters, `fleet` every host' });
+
+/** `true` or `false` as a query parameter; anything else is a 400 naming it. */
+const BooleanParam = (description: string) =>
+  z.enum(['true', 'false'], { error: 'must be true or false' }).optional().openapi({ description });
 
 const HostReconcilerSchema = z
   .object({
@@ -56,17 +73,34 @@ const HostReconcilerSchema = z
 const listHosts = createRoute({
   method: 'get',
   path: '/hosts',
-  summary: 'Hosts with their reconcilers by status; filter by environment and status',
+  summary: 'Hosts in natural order of their names, with their reconcilers by status, drift, and totals over every page',
+  description:
+    'Hosts are ordered by name as people number them (aks-dev-2 before aks-dev-10 before aks-dev-100; case aside) and paged by ' +
+    '`cursor`. `totals` counts the hosts matching the filters over every page (so a page of 200 can say "1,600 hosts"), `fleet` ' +
+    'counts every host whatever the filters ("40 of 1,600 hosts"); without filters the two are equal. `offset` is the number of ' +
+    'matching hosts before this page. Filters combine (all must hold).',
   request: {
     query: z.object({
       environment: NameParam('environment', 'query', 'Only hosts with a reconciler on a target of this environment').optional(),
       status: EffectiveStatusSchema.optional().openapi({ description: 'Only hosts with at least one reconciler in this status' }),
+      offline: BooleanParam('Only hosts silent longer than the stale-after setting (`true`), or only the others (`false`)'),
+      drifting: BooleanParam('Only hosts with a reconciler off its target’s desired rollout (`true`), or only those without (`false`)'),
+      q: TextParam().min(1).max(253).optional().openapi({ description: 'Only hosts whose name contains this text, in any case' }),
       limit: z.coerce.number().int().min(1).max(5_000).default(200),
-      cursor: TextParam().max(253).optional().openapi({ description: 'nextCursor of the previous page' }),
+      cursor: TextParam().max(253).optional().openapi({ description: 'nextCursor of the previous page (opaque)' }),
     }),
   },
   responses: {
-    ...jsonResponse(z.object({ items: z.array(HostSchema), nextCursor: z.string().nullable() }), 'Hosts by name'),
+    ...jsonResponse(
+      z.object({
+        items: z.array(HostSchema),
+        nextCursor: z.string().nullable(),
+        totals: HostTotalsSchema,
+        fleet: HostTotalsSchema,
+        offset: z.number().int().openapi({ description: 'How many matching hosts come before this page' }),
+      }),
+      'A page of hosts in natural order of their names',
+    ),
     ...errorResponses,
   },
 });
@@ -99,6 +133,9 @@ export function hostsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     const page = await hostsReport(deps.db, reportContext(deps), {
       environment: query.environment,
       status: query.status,
+      offline: query.offline === undefined ? undefined : query.offline === 'true',
+      drifting: query.drifting === undefined ? undefined : query.drifting === 'true',
+      search: query.q,
       after: query.cursor,
       limit: query.limit,
     });

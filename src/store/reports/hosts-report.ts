@@ -25,41 +25,96 @@ export interface HostSummary {
   stale: boolean;
   environments: string[];
   reconcilers: StatusCounts;
+  /** Its reconcilers not on their target's desired rollout (kalypso_drift's not_on_desired_commit). */
+  drifting: number;
+}
+
+/** Hosts counted over every page: all of them, those offline, with a failing reconciler, drifting. */
+export interface HostTotals {
+  hosts: number;
+  offline: number;
+  failing: number;
+  drifting: number;
+}
+
+export interface HostsPage {
+  items: HostSummary[];
+  nextCursor: string | null;
+  /** The hosts matching the filters, over every page. */
+  totals: HostTotals;
+  /** Every host of the fleet, whatever the filters. */
+  fleet: HostTotals;
+  /** How many matching hosts come before this page. */
+  offset: number;
 }
 
 export interface HostsFilter {
   readonly environment?: string | undefined;
   /** Hosts with at least one reconciler in this status. */
   readonly status?: EffectiveStatus | undefined;
-  /** Page after this host name. */
+  /** Hosts silent longer than stale-after (true), or not (false). */
+  readonly offline?: boolean | undefined;
+  /** Hosts with a reconciler off its target's desired rollout (true), or none (false). */
+  readonly drifting?: boolean | undefined;
+  /** A part of the name, in any case. */
+  readonly search?: string | undefined;
+  /** Page after this host name (in natural order). */
   readonly after?: string | undefined;
   readonly limit: number;
 }
 
-export async function hostsReport(
-  db: Kysely<HubDatabase>,
-  context: ReportContext,
-  filter: HostsFilter,
-): Promise<{ items: HostSummary[]; nextCursor: string | null }> {
+type TotalsRow = { [K in `matching_${keyof HostTotals}` | `fleet_${keyof HostTotals}`]: number } & { page_offset: number };
+type PageRow = { name: string | null; type: string; first_seen_at: Date; last_seen_at: Date; environments: string[] | null; drifting_reconcilers: number } & StatusCountRow;
+
+/**
+ * One statement, so that the totals and the page agree: the whole-fleet passes (drift, statuses)
+ * run once and serve the totals, the filters and the page. The page itself is a range of the
+ * natural-order index (schema/0011) from the cursor, keeping only the hosts that match.
+ */
+export async function hostsReport(db: Kysely<HubDatabase>, context: ReportContext, filter: HostsFilter): Promise<HostsPage> {
+  const cutoff = staleBefore(context);
   const conditions = [
-    filter.after === undefined ? undefined : sql`h.name > ${filter.after}`,
-    filter.environment === undefined
-      ? undefined
-      : sql`h.id IN (SELECT s.host_id FROM deployment_state s WHERE s.manifests_endpoint_id IN (
-              SELECT t.manifests_endpoint_id FROM deployment_target_named t WHERE t.environment = ${filter.environment}))`,
-    filter.status === undefined
-      ? undefined
-      : sql`h.id IN (SELECT s.host_id FROM deployment_state s WHERE ${hasStatus('s', filter.status, context)})`,
+    filter.environment === undefined ? undefined : sql`h.id IN (SELECT host_id FROM in_environment)`,
+    filter.status === undefined ? undefined : sql`coalesce(st.has_status, false)`,
+    filter.offline === undefined ? undefined : filter.offline ? sql`h.last_seen_at < ${cutoff}::timestamptz` : sql`h.last_seen_at >= ${cutoff}::timestamptz`,
+    filter.drifting === undefined ? undefined : filter.drifting ? sql`d.name IS NOT NULL` : sql`d.name IS NULL`,
+    filter.search === undefined ? undefined : sql`strpos(lower(h.name), lower(${filter.search})) > 0`,
   ].filter((condition) => condition !== undefined);
-  // Pick the page of hosts first; aggregate only their reconcilers.
-  const rows = await sql<
-    { name: string; type: string; first_seen_at: Date; last_seen_at: Date; environments: string[] | null } & StatusCountRow
-  >`
-    WITH page AS (
-      SELECT h.id, h.name, h.type, h.first_seen_at, h.last_seen_at
+  const matches = conditions.length === 0 ? sql`true` : sql.join(conditions, sql` AND `);
+  const after = filter.after === undefined ? undefined : sql`(h.name_sort_key, h.name) > (kalypso_name_sort_key(${filter.after}) COLLATE "C", ${filter.after})`;
+  const pageConditions = [conditions.length === 0 ? undefined : sql`h.id IN (SELECT id FROM judged WHERE matches)`, after].filter((condition) => condition !== undefined);
+  const rows = await sql<TotalsRow & PageRow>`
+    WITH drift AS MATERIALIZED (
+      -- Drifting as the kalypso_drift view defines it (schema/0010): not on the desired rollout.
+      -- A reconciler on the desired commit is on it (the drift report's shortcut too); saying so
+      -- lets the planner drop those rows before the view's joins (fleet L: 260 → 170 ms).
+      SELECT d.host AS name, count(DISTINCT d.reconciler)::int AS reconcilers
+        FROM kalypso_drift d WHERE d.not_on_desired_commit AND d.applied_commit <> d.desired_commit GROUP BY d.host
+    ), in_environment AS (
+      SELECT DISTINCT s.host_id FROM deployment_state s
+       WHERE s.manifests_endpoint_id IN (SELECT t.manifests_endpoint_id FROM deployment_target_named t WHERE t.environment = ${filter.environment ?? null})
+    ), statuses AS (
+      SELECT s.host_id, bool_or(${hasStatus('s', 'failure', context)}) AS failing,
+             bool_or(${filter.status === undefined ? sql`false` : hasStatus('s', filter.status, context)}) AS has_status
+        FROM deployment_state s GROUP BY s.host_id
+    ), judged AS MATERIALIZED (
+      SELECT h.id, h.name, h.name_sort_key, h.last_seen_at < ${cutoff}::timestamptz AS offline,
+             coalesce(st.failing, false) AS failing, d.name IS NOT NULL AS drifting, ${matches} AS matches
         FROM host h
-       ${conditions.length === 0 ? sql`` : sql`WHERE ${sql.join(conditions, sql` AND `)}`}
-       ORDER BY h.name
+        LEFT JOIN statuses st ON st.host_id = h.id
+        LEFT JOIN drift d ON d.name = h.name
+    ), totals AS (
+      SELECT count(*) FILTER (WHERE matches)::int AS matching_hosts, count(*) FILTER (WHERE matches AND offline)::int AS matching_offline,
+             count(*) FILTER (WHERE matches AND failing)::int AS matching_failing, count(*) FILTER (WHERE matches AND drifting)::int AS matching_drifting,
+             count(*)::int AS fleet_hosts, count(*) FILTER (WHERE offline)::int AS fleet_offline,
+             count(*) FILTER (WHERE failing)::int AS fleet_failing, count(*) FILTER (WHERE drifting)::int AS fleet_drifting,
+             ${after === undefined ? sql`0` : sql`count(*) FILTER (WHERE matches AND NOT ${after})::int`} AS page_offset
+        FROM judged h
+    ), page AS (
+      SELECT h.id, h.name, h.name_sort_key, h.type, h.first_seen_at, h.last_seen_at
+        FROM host h
+       ${pageConditions.length === 0 ? sql`` : sql`WHERE ${sql.join(pageConditions, sql` AND `)}`}
+       ORDER BY h.name_sort_key, h.name
        LIMIT ${filter.limit + 1}
     ), counts AS (
       SELECT s.host_id, ${statusCountColumns('s', context)}
@@ -74,15 +129,18 @@ export async function hostsReport(
                WHERE s.host_id IN (SELECT id FROM page)) pairs
        GROUP BY host_id
     )
-    SELECT page.name, page.type, page.first_seen_at, page.last_seen_at, environments.names AS environments,
+    SELECT totals.*, page.name, page.type, page.first_seen_at, page.last_seen_at, environments.names AS environments,
            coalesce(c.total, 0) AS total, coalesce(c.succeeded, 0) AS succeeded, coalesce(c.failed, 0) AS failed,
-           coalesce(c.in_progress, 0) AS in_progress, coalesce(c.stale, 0) AS stale
-      FROM page
+           coalesce(c.in_progress, 0) AS in_progress, coalesce(c.stale, 0) AS stale, coalesce(d.reconcilers, 0) AS drifting_reconcilers
+      FROM totals
+      LEFT JOIN page ON true
       LEFT JOIN counts c ON c.host_id = page.id
       LEFT JOIN environments ON environments.host_id = page.id
-     ORDER BY page.name`.execute(db);
-  const cutoff = staleBefore(context);
-  const items = rows.rows.slice(0, filter.limit).map((row) => ({
+      LEFT JOIN drift d ON d.name = page.name
+     ORDER BY page.name_sort_key, page.name`.execute(db);
+  const first = rows.rows[0]!;
+  const hosts = rows.rows.filter((row): row is typeof row & { name: string } => row.name !== null);
+  const items = hosts.slice(0, filter.limit).map((row) => ({
     name: row.name,
     type: row.type,
     firstSeenAt: row.first_seen_at,
@@ -90,9 +148,15 @@ export async function hostsReport(
     stale: row.last_seen_at < cutoff,
     environments: row.environments ?? [],
     reconcilers: countsFromRow(row),
+    drifting: row.drifting_reconcilers,
   }));
-  const nextCursor = rows.rows.length > filter.limit ? items[items.length - 1]!.name : null;
-  return { items, nextCursor };
+  return {
+    items,
+    nextCursor: hosts.length > filter.limit ? items[items.length - 1]!.name : null,
+    totals: { hosts: first.matching_hosts, offline: first.matching_offline, failing: first.matching_failing, drifting: first.matching_drifting },
+    fleet: { hosts: first.fleet_hosts, offline: first.fleet_offline, failing: first.fleet_failing, drifting: first.fleet_drifting },
+    offset: first.page_offset,
+  };
 }
 
 export interface HostReconcilerTarget {

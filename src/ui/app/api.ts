@@ -51,6 +51,26 @@ export interface Host {
   stale: boolean;
   environments: string[];
   reconcilers: StatusCounts;
+  /** Its reconcilers off their target's desired rollout. */
+  drifting: number;
+}
+
+/** Hosts counted over every page. */
+export interface HostTotals {
+  hosts: number;
+  offline: number;
+  failing: number;
+  drifting: number;
+}
+
+/** GET /hosts: a page, the totals of the hosts matching the filters, and of the whole fleet. */
+export interface HostsPage {
+  items: Host[];
+  nextCursor: string | null;
+  totals: HostTotals;
+  fleet: HostTotals;
+  /** Matching hosts before this page. */
+  offset: number;
 }
 
 export interface HostReconciler {

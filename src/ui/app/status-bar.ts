@@ -9,7 +9,8 @@ export const STATUS_LABEL: Record<EffectiveStatus, string> = {
   stale: 'stale',
 };
 
-export function statusBar(counts: StatusCounts): HTMLElement {
+/** With `numbers`, each segment shows its count (the label still says it all for screen readers). */
+export function statusBar(counts: StatusCounts, options: { numbers?: boolean } = {}): HTMLElement {
   const parts: [EffectiveStatus, number][] = [
     ['success', counts.succeeded],
     ['failure', counts.failed],
@@ -25,10 +26,12 @@ export function statusBar(counts: StatusCounts): HTMLElement {
           .join(', ') + ` of ${counts.total}`;
   return h(
     'div',
-    { class: 'status-bar', role: 'img', 'aria-label': label, title: label },
+    { class: options.numbers === true ? 'status-bar numbered' : 'status-bar', role: 'img', 'aria-label': label, title: label },
     ...parts
       .filter(([, n]) => n > 0)
-      .map(([status, n]) => h('span', { class: `segment ${status}`, style: `flex-grow: ${n}`, 'data-status': status, 'data-count': n })),
+      .map(([status, n]) =>
+        h('span', { class: `segment ${status}`, style: `flex-grow: ${n}`, 'data-status': status, 'data-count': n }, options.numbers === true ? String(n) : null),
+      ),
   );
 }
 

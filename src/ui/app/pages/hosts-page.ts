@@ -1,27 +1,38 @@
-// Every host with its reconcilers' status and when it was last seen; offline hosts stand out.
-import { type Environment, getJson, type Host } from '../api.ts';
-import { h, replaceContent } from '../dom.ts';
-import { ago } from '../format.ts';
-import { field, filterForm, guarded, type Page } from '../page.ts';
-import { STATUS_LABEL, statusBar } from '../status-bar.ts';
-import { href, param } from '../url-state.ts';
+// Every host, in natural order of names, a page at a time: the fleet's totals (not the page's),
+// each host's reconcilers by status with their numbers, its drift, and when it was last seen.
+// Offline and drifting hosts stand out. Filters and the page live in the URL.
+import { type Environment, getJson, type HostsPage } from '../api.ts';
+import { h, replaceContent, updateContent } from '../dom.ts';
+import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
+import { STATUS_LABEL } from '../status-bar.ts';
+import { param } from '../url-state.ts';
+import { type HostFilters, hostsPager, hostsSummary, hostsTable } from './hosts-table.ts';
+
+const PAGE_SIZE = '200';
+
+/** The filters the page reads from its URL; the cursor is the page, not a filter. */
+const HOST_FILTERS = ['q', 'environment', 'status', 'offline', 'drifting'] as const;
+
+function choice(name: string, selected: string | undefined, options: [value: string, label: string][]): HTMLSelectElement {
+  return h('select', { name }, options.map(([value, label]) => h('option', { value, selected: value === (selected ?? '') }, label)));
+}
 
 export function mountHosts(root: HTMLElement, signal: AbortSignal): Page {
-  const environment = param('environment');
-  const status = param('status');
+  const filters: HostFilters = Object.fromEntries(HOST_FILTERS.map((name) => [name, param(name)]));
   const cursor = param('cursor');
-  const environments = h('select', { name: 'environment' }, h('option', { value: '' }, 'all'));
-  const statuses = h(
-    'select',
-    { name: 'status' },
-    h('option', { value: '' }, 'any'),
-    (['failure', 'in_progress', 'stale', 'success'] as const).map((value) => h('option', { value, selected: value === status }, STATUS_LABEL[value])),
-  );
+  const environments = choice('environment', undefined, [['', 'all']]);
+  const statuses: [string, string][] = (['failure', 'in_progress', 'stale', 'success'] as const).map((value) => [value, STATUS_LABEL[value]]);
   const content = h('div', { 'aria-busy': 'true' }, 'Loading…');
   replaceContent(
     root,
     h('h1', {}, 'Hosts'),
-    filterForm('/hosts', [field('Environment', environments), field('With a reconciler', statuses)]),
+    filterForm('/hosts', [
+      field('Name contains', h('input', { type: 'search', name: 'q', value: filters.q ?? '', placeholder: 'e.g. aks-dev', autocomplete: 'off' })),
+      field('Environment', environments),
+      field('With a reconciler', choice('status', filters.status, [['', 'any'], ...statuses])),
+      field('Offline', choice('offline', filters.offline, [['', 'any'], ['true', 'offline'], ['false', 'online']])),
+      field('Drift', choice('drifting', filters.drifting, [['', 'any'], ['true', 'drifting'], ['false', 'not drifting']])),
+    ]),
     content,
   );
 
@@ -30,36 +41,21 @@ export function mountHosts(root: HTMLElement, signal: AbortSignal): Page {
       guarded(content, signal, async () => {
         const [{ items: known }, page] = await Promise.all([
           getJson<{ items: Environment[] }>('/environments', {}, signal),
-          getJson<{ items: Host[]; nextCursor: string | null }>('/hosts', { environment, status, cursor, limit: '200' }, signal),
+          getJson<HostsPage>('/hosts', { ...filters, cursor, limit: PAGE_SIZE }, signal),
         ]);
         if (environments.options.length === 1) {
-          environments.append(...known.map((entry) => h('option', { value: entry.name, selected: entry.name === environment }, entry.name)));
+          environments.append(...known.map((entry) => h('option', { value: entry.name, selected: entry.name === filters.environment }, entry.name)));
         }
-        const offline = page.items.filter((host) => host.stale).length;
-        replaceContent(
+        if (page.fleet.hosts === 0) {
+          updateContent(content, noDataYet('hosts'));
+          return;
+        }
+        updateContent(
           content,
-          h('p', { class: 'count' }, `${page.items.length} hosts`, offline > 0 ? h('span', { class: 'badge stale' }, `${offline} offline`) : null),
-          h(
-            'table',
-            { class: 'hosts' },
-            h('thead', {}, h('tr', {}, ['Host', 'Type', 'Environments', 'Reconcilers', 'Last seen'].map((title) => h('th', { scope: 'col' }, title)))),
-            h(
-              'tbody',
-              {},
-              page.items.map((host) =>
-                h(
-                  'tr',
-                  { class: host.stale ? 'offline' : '', 'data-host': host.name },
-                  h('th', { scope: 'row' }, h('a', { href: `/hosts/${encodeURIComponent(host.name)}` }, host.name), host.stale ? h('span', { class: 'badge stale' }, 'offline') : null),
-                  h('td', {}, host.type),
-                  h('td', {}, host.environments.join(', ')),
-                  h('td', {}, statusBar(host.reconcilers)),
-                  h('td', { title: host.lastSeenAt }, ago(host.lastSeenAt)),
-                ),
-              ),
-            ),
-          ),
-          page.nextCursor === null ? null : h('nav', { class: 'pager' }, h('a', { href: href('/hosts', { environment, status, cursor: page.nextCursor }) }, 'Next page »')),
+          hostsSummary(page, filters),
+          hostsPager('div', page, filters, cursor),
+          page.items.length === 0 ? h('p', { class: 'muted' }, 'No hosts match.') : hostsTable(page.items),
+          page.items.length === 0 ? null : hostsPager('nav', page, filters, cursor),
         );
       }),
   };
