@@ -292,13 +292,16 @@ describe('the web UI', () => {
     await browser.close();
   });
 
-  it('takes an environment and a commit as the UI shows it, and names the full commit', async () => {
+  it('takes an environment and a commit as the UI shows it, and resolves it to the full commit', async () => {
     const page = await browser.newPage();
     const head = repo.head(DEV);
     await page.goto(`http://127.0.0.1:${hub.ports.http}/rollout?environment=${DEV}&commit=${shortCommit(head)}`);
     await page.waitForSelector('.verdict');
     expect(await page.locator('.verdict').textContent()).toMatch(/^Rolled out — 6\/6 succeeded/);
-    expect(await page.locator('.scope').textContent()).toContain(`Commit ${head}`);
+    // The commit resolved: shown in the one short form, the full id on hover.
+    expect(await page.locator('.scope .commit-id').textContent()).toBe(shortCommit(head));
+    expect(await page.locator('.scope .commit-id').getAttribute('title')).toBe(head);
+    expect(await page.locator('.scope').textContent()).toContain(`in environment ${DEV}`);
     expect(await page.locator('table.targets tbody tr').count()).toBe(WORKLOADS.length);
     await page.close();
   });
