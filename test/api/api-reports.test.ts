@@ -7,6 +7,7 @@ import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '.
 import { randomCommit } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
+import { apiGet } from '../support/api-get.ts';
 
 let testDb: TestDatabase;
 let hub: RunningHub;
@@ -24,10 +25,7 @@ afterAll(async () => {
   await testDb.drop();
 });
 
-async function get(path: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1${path}`);
-  return { status: response.status, body: await response.json() };
-}
+const get = (path: string) => apiGet(hub, path);
 
 const counts = (total: number, succeeded: number, failed = 0, inProgress = 0, stale = 0) => ({ total, succeeded, failed, inProgress, stale });
 

@@ -7,6 +7,7 @@ import { byNumber, expected, type FleetHost, type HostsFleet, planHostsFleet, wr
 import { randomName } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
+import { apiGet } from '../support/api-get.ts';
 
 interface ApiHost {
   name: string;
@@ -45,10 +46,7 @@ afterAll(async () => {
   await testDb.drop();
 });
 
-async function get(path: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1${path}`);
-  return { status: response.status, body: await response.json() };
-}
+const get = (path: string) => apiGet(hub, path);
 
 async function hosts(query: string): Promise<HostsAnswer> {
   const { status, body } = await get(`/hosts?${query}`);

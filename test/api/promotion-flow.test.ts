@@ -9,6 +9,7 @@ import { buildLogRecords, createExporter, ExportResultCode, exportLogs, type Log
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
+import { apiGet } from '../support/api-get.ts';
 
 let testDb: TestDatabase;
 let hub: RunningHub;
@@ -31,10 +32,7 @@ async function send(specs: LogSpec[]): Promise<void> {
   expect(result.code, String(result.error)).toBe(ExportResultCode.SUCCESS);
 }
 
-async function get(path: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1${path}`);
-  return { status: response.status, body: await response.json() };
-}
+const get = (path: string) => apiGet(hub, path);
 
 /**
  * One GitOps branch of an environment, its targets one path each, and a clock in steps of ten

@@ -9,6 +9,7 @@ import { artifactPath, launchBrowser } from '../support/browser.ts';
 import { byNumber, expected, type FleetHost, type HostsFleet, planHostsFleet, writeHostsFleet } from '../support/hosts-fleet.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
+import { apiGet } from '../support/api-get.ts';
 
 const HOSTS = 2_000;
 const PAGE = 200;
@@ -180,6 +181,31 @@ describe('hosts page at 390 px', () => {
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     expect(await page.locator('.host-totals').textContent()).toBe(summaryOf(fleet.hosts));
     await page.screenshot({ path: await artifactPath('hosts-390'), fullPage: false });
+    await page.close();
+  });
+});
+
+describe('the promotion check of an environment of this fleet', () => {
+  it('lists 200 of its subscribers, those holding the rollout up first, and says how many there are', async () => {
+    const environment = fleet.environments[0]!;
+    const commit = fleet.commits[environment]!.w3;
+    const answer = (await apiGet(hub, `/deployment-state?environment=${environment}&commit=${commit}`)).body as {
+      subscribers: { host: string; status: string }[];
+    };
+    expect(answer.subscribers.length).toBeGreaterThan(PAGE);
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    await page.goto(`${base}/rollout?environment=${environment}&commit=${commit}`);
+    await page.waitForSelector('table.subscribers tbody tr');
+    const statuses = await page.$$eval('table.subscribers tbody tr', (rows) => rows.map((row) => row.getAttribute('data-status')!));
+    expect(statuses).toHaveLength(PAGE);
+    const order = ['failure', 'in_progress', 'stale', 'success'];
+    const holding = answer.subscribers.filter((subscriber) => subscriber.status !== 'success').length;
+    expect(statuses).toEqual(answer.subscribers.map((subscriber) => subscriber.status).sort((a, b) => order.indexOf(a) - order.indexOf(b)).slice(0, PAGE));
+    expect(statuses.filter((status) => status !== 'success')).toHaveLength(Math.min(holding, PAGE));
+    const succeeded = answer.subscribers.length - holding;
+    expect(await page.locator('p.unlisted').textContent()).toBe(
+      `Showing ${PAGE} of ${n(answer.subscribers.length)} subscribers, those holding the rollout up first (${n(succeeded)} succeeded).`,
+    );
     await page.close();
   });
 });

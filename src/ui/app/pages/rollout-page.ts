@@ -70,27 +70,7 @@ export function mountRollout(root: HTMLElement, signal: AbortSignal): Page {
       ),
       statusBar(state),
       targetsTable(state.targets, state.commit, state.environment === undefined),
-      h(
-        'table',
-        { class: 'subscribers stacking' },
-        h('thead', {}, h('tr', {}, ['Host', 'Status', 'Reconciler', 'Applied', 'Since', 'Message'].map((title) => h('th', { scope: 'col' }, title)))),
-        h(
-          'tbody',
-          {},
-          state.subscribers.map((subscriber) =>
-            h(
-              'tr',
-              { 'data-host': subscriber.host, 'data-status': subscriber.status },
-              h('th', { scope: 'row' }, h('a', { href: `/hosts/${encodeURIComponent(subscriber.host)}` }, subscriber.host)),
-              h('td', { 'data-label': 'Status' }, statusBadge(subscriber.status)),
-              h('td', { 'data-label': 'Reconciler', title: subscriber.manifestsEndpoint ?? '' }, subscriber.reconciler),
-              h('td', { 'data-label': 'Applied' }, commitText(subscriber.appliedCommit), subscriber.supersededBy === null ? null : h('span', { class: 'muted' }, ' (later)')),
-              h('td', { 'data-label': 'Since' }, timeAgo(subscriber.observedAt)),
-              h('td', { 'data-label': 'Message', class: 'message' }, subscriber.statusMessage),
-            ),
-          ),
-        ),
-      ),
+      subscribersTable(state.subscribers),
     );
   };
 
@@ -121,6 +101,43 @@ export function mountRollout(root: HTMLElement, signal: AbortSignal): Page {
   void watch();
   // The watch keeps the page current; the periodic refresh only asks how it went.
   return { refresh: () => Promise.resolve(lastOk) };
+}
+
+/** Subscribers listed at most; an environment of a large fleet has tens of thousands. */
+const LISTED = 200;
+/** Who holds the rollout up comes first: failing, then in progress, then silent. */
+const ORDER: Record<RolloutState['subscribers'][number]['status'], number> = { failure: 0, in_progress: 1, stale: 2, success: 3 };
+
+function subscribersTable(subscribers: RolloutState['subscribers']): HTMLElement[] {
+  const listed = [...subscribers].sort((a, b) => ORDER[a.status] - ORDER[b.status]).slice(0, LISTED);
+  const unlisted = subscribers.length - listed.length;
+  const table = h(
+    'table',
+    { class: 'subscribers stacking' },
+    h('thead', {}, h('tr', {}, ['Host', 'Status', 'Reconciler', 'Applied', 'Since', 'Message'].map((title) => h('th', { scope: 'col' }, title)))),
+    h(
+      'tbody',
+      {},
+      listed.map((subscriber) =>
+        h(
+          'tr',
+          { 'data-host': subscriber.host, 'data-status': subscriber.status },
+          h('th', { scope: 'row' }, h('a', { href: `/hosts/${encodeURIComponent(subscriber.host)}` }, subscriber.host)),
+          h('td', { 'data-label': 'Status' }, statusBadge(subscriber.status)),
+          h('td', { 'data-label': 'Reconciler', title: subscriber.manifestsEndpoint ?? '' }, subscriber.reconciler),
+          h('td', { 'data-label': 'Applied' }, commitText(subscriber.appliedCommit), subscriber.supersededBy === null ? null : h('span', { class: 'muted' }, ' (later)')),
+          h('td', { 'data-label': 'Since' }, timeAgo(subscriber.observedAt)),
+          h('td', { 'data-label': 'Message', class: 'message' }, subscriber.statusMessage),
+        ),
+      ),
+    ),
+  );
+  if (unlisted === 0) return [table];
+  const succeeded = subscribers.filter((subscriber) => subscriber.status === 'success').length;
+  return [
+    h('p', { class: 'muted unlisted' }, `Showing ${LISTED} of ${subscribers.length.toLocaleString('en')} subscribers, those holding the rollout up first (${succeeded.toLocaleString('en')} succeeded).`),
+    table,
+  ];
 }
 
 /** What the commit is to the people who follow it: per target, the version it runs there. */
