@@ -40,6 +40,7 @@ function route(): void {
   }
   current = undefined;
   markCurrentNav();
+  resetRefresh();
   replaceContent(
     root,
     h('h1', {}, 'Page not found'),
