@@ -27,6 +27,7 @@ import { type EmbeddedPostgres, embeddedPostgresFor } from './store/embedded/emb
 import { createSupervisorMetrics, PostgresSupervisor } from './store/embedded/postgres-supervisor.ts';
 import { scheduleHistoryMaintenance } from './store/history-partitions.ts';
 import { scheduleRolloutRefresh } from './store/rollout-refresh.ts';
+import { scheduleSummaryRefresh } from './store/summary-refresh.ts';
 import { publishHubSettings } from './store/hub-settings.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
@@ -35,6 +36,11 @@ import { isDatabaseUnavailable, StoreUnavailableError } from './store/store-erro
 
 /** How often the rollout table behind the delivery metrics catches up with the writes. */
 const ROLLOUT_REFRESH_MS = 2_000;
+/**
+ * How often the report summaries catch up with the writes and with reconcilers turning stale: what
+ * Grafana reads is at most this old (the API folds the queue in before it reads).
+ */
+const SUMMARY_REFRESH_MS = 1_000;
 
 export interface RunningHub {
   readonly ports: { readonly http: number; readonly otlpGrpc: number; readonly otlpHttp: number };
@@ -90,6 +96,7 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
 export async function startListening(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {
   const cleanup: (() => Promise<void>)[] = [];
   const abort = new AbortController();
+  const clock = overrides.clock ?? (() => new Date());
   // Every step of a shutdown shares one deadline (--shutdown-timeout), however many steps wait.
   let shutdownDeadline = Infinity;
   let starting: Promise<unknown> = Promise.resolve();
@@ -157,7 +164,7 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
         maxWaitMs: config.maxWait,
         stateChanges,
         shutdown: abort.signal,
-        clock: overrides.clock ?? (() => new Date()),
+        clock,
         apiTokens: config.apiToken,
       }),
       config.listenHost,
@@ -209,23 +216,25 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
         (await createResourceGraphQuery(await credentialFor(source, process.env, readSecret), config.armEndpoint, log)),
       metrics: createResourceGraphMetrics(metrics.registry),
       log,
-      clock: overrides.clock ?? (() => new Date()),
+      clock,
     });
     cleanup.push(() => pollers.stopAll());
 
     // The rest needs the schema: it waits for the database, however long that takes.
     const ready = (async (): Promise<void> => {
       await migrateWithRetry(database, status, log, abort.signal);
-      await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder });
+      await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder }, clock());
       status.markMigrated();
       const historyMaintenance = scheduleHistoryMaintenance(
         database.db,
-        { retentionMs: config.historyRetention, clock: overrides.clock ?? (() => new Date()) },
+        { retentionMs: config.historyRetention, clock },
         log,
       );
       cleanup.push(() => historyMaintenance.stop());
       const rolloutRefresh = scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, metrics, log);
       cleanup.push(() => rolloutRefresh.stop());
+      const summaryRefresh = scheduleSummaryRefresh(database.db, SUMMARY_REFRESH_MS, clock, metrics, log);
+      cleanup.push(() => summaryRefresh.stop());
 
       const kubeConfig = overrides.kubeConfig ?? (await loadKubeConfig(config.kube, process.env));
       // The Kubernetes client is loaded only when there is a cluster to watch.
@@ -244,7 +253,7 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
                 resyncMs: config.kubeResync,
                 // A third of stale-after: two confirmations may fail before a held resource turns stale.
                 confirmEveryMs: Math.min(config.kubeResync, config.staleAfter / 3),
-                clock: overrides.clock ?? (() => new Date()),
+                clock,
                 leaseNamespace: config.leaderElectionNamespace ?? ownNamespace() ?? 'default',
                 leaseName: config.leaderElectionLease,
                 leaseDurationMs: overrides.leaseDurationMs ?? 15_000,

@@ -17,6 +17,8 @@ export interface HubMetrics {
   /** Periodic refreshes of the rollout table behind the delivery metrics. */
   readonly rolloutRefreshSeconds: Histogram;
   readonly rolloutsRefreshed: Counter;
+  readonly summaryRefreshSeconds: Histogram;
+  readonly summaryKeysRefreshed: Counter;
 }
 
 export function createHubMetrics(options: { processMetrics: boolean }): HubMetrics {
@@ -64,6 +66,18 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
     rolloutsRefreshed: new Counter({
       name: 'kalypso_rollouts_refreshed_total',
       help: 'Rollouts whose delivery numbers a periodic refresh changed.',
+      registers: [registry],
+    }),
+    summaryRefreshSeconds: new Histogram({
+      name: 'kalypso_summary_refresh_seconds',
+      help: 'Time of one periodic refresh of the report summaries (status counts, drift, hosts); idle ticks are not counted.',
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    summaryKeysRefreshed: new Counter({
+      name: 'kalypso_summary_keys_refreshed_total',
+      help: 'Endpoints and hosts whose report summaries a periodic refresh recomputed.',
+      labelNames: ['kind'],
       registers: [registry],
     }),
   };

@@ -7,8 +7,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from './database-schema.ts';
-import { repeatEvery } from './repeat-every.ts';
-import { isDatabaseUnavailable } from './store-errors.ts';
+import { repeatThroughOutages } from './repeat-every.ts';
 
 const LOCK = sql`hashtext('kalypso_rollout_refresh')`;
 
@@ -58,33 +57,18 @@ export function scheduleRolloutRefresh(
   metrics: Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed'>,
   log: Logger,
 ): { stop(): Promise<void> } {
-  // While the database is down every tick fails the same way: say so once a minute, without a
-  // stack trace (it is not a bug), and say when it works again.
-  let unavailableSince: number | undefined;
-  let lastSaid = 0;
-  return repeatEvery(intervalMs, async () => {
-    const started = performance.now();
-    try {
+  return repeatThroughOutages(
+    intervalMs,
+    'rollout refresh',
+    async () => {
+      const started = performance.now();
       const result = await refreshRollouts(db, { wait: false });
-      if (unavailableSince !== undefined) {
-        log.info({ downMs: Date.now() - unavailableSince }, 'rollout refresh works again');
-        unavailableSince = undefined;
-      }
       // Idle ticks (nothing queued, or another replica refreshing) are not refreshes.
       if (result === undefined || result.endpoints === 0) return;
       metrics.rolloutRefreshSeconds.observe((performance.now() - started) / 1_000);
       metrics.rolloutsRefreshed.inc(result.changed);
       log.debug(result, 'rollouts refreshed');
-    } catch (error) {
-      if (!isDatabaseUnavailable(error)) {
-        log.warn({ err: error }, 'rollout refresh failed; will retry');
-        return;
-      }
-      unavailableSince ??= Date.now();
-      if (Date.now() - lastSaid >= 60_000) {
-        lastSaid = Date.now();
-        log.warn({ err: (error as Error).message }, 'rollout refresh waits for the database');
-      }
-    }
-  });
+    },
+    log,
+  );
 }

@@ -12,6 +12,7 @@ import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { type Dashboard, type Panel, resolveVariables } from '../support/grafana.ts';
+import { refreshSummaries } from '../../src/store/summary-refresh.ts';
 import { writeKnownFleet } from '../support/known-fleet.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { customValues, expandGrafanaSql, type TimeRange } from '../../scripts/grafana-sql.ts';
@@ -28,6 +29,7 @@ beforeAll(async () => {
   await publishHubSettings(database.db, { staleAfterMs: 15 * 60_000, environmentOrder: [] });
   await writeKnownFleet(database.db);
   await refreshRollouts(database.db, { wait: true }); // the Delivery dashboard reads the rollouts
+  await refreshSummaries(database.db, { wait: true, at: new Date() }); // as a hub's refresher would
   reader = new pg.Client({ connectionString: testDb.url });
   await reader.connect();
   await reader.query('SET ROLE kalypso_reader');

@@ -1,138 +1,150 @@
-// The SQL views Grafana reads (schema/0004) say what the API says, for the same fleet, and the
-// kalypso_reader role reads them and nothing else.
+// The known fleet's state said the same way by the API and by the SQL views Grafana reads — both
+// read the one definition of each rule in the database (schema/0012) — checked against what the
+// fleet implies, not against each other; and the kalypso_reader role reads the views and nothing
+// else.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
-import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import type { RunningHub } from '../../src/hub.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
-import { driftReport } from '../../src/store/reports/drift-report.ts';
-import { hostStateReport } from '../../src/store/reports/hosts-report.ts';
-import type { ReportContext } from '../../src/store/reports/report-context.ts';
-import { rolloutGateReport } from '../../src/store/reports/rollout-gate-report.ts';
-import { targetDeployments } from '../../src/store/reports/target-deployments.ts';
+import { apiGet } from '../support/api-get.ts';
 import { ENVIRONMENTS, type FleetBuilder, writeKnownFleet } from '../support/known-fleet.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { startTestHub } from '../support/test-hub.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const STALE_AFTER_MS = 15 * 60_000;
 let testDb: TestDatabase;
-let database: Database;
+let hub: RunningHub;
 let fleet: FleetBuilder;
-const context = (): ReportContext => ({ asOf: new Date(), staleAfterMs: STALE_AFTER_MS });
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
-  database = connectDatabase({ url: testDb.url, poolSize: 4, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-  await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
-  fleet = await writeKnownFleet(database.db);
+  hub = await startTestHub(testDb.url, ['--stale-after', '15m']);
+  fleet = await writeKnownFleet(hub.database.db);
+  // The views read the summaries as the hub's refresher left them (the API folds the queue in itself).
+  await waitFor(async () => (await testDb.query<{ n: number }>('SELECT count(*)::int AS n FROM summary_queue'))[0]!.n === 0, 'the refresher caught up', 10_000);
 });
 
 afterAll(async () => {
-  await database.close();
+  await hub.stop();
   await testDb.drop();
 });
 
-const targetKey = (row: { workspace: string; application: string; workload: string; deployment_target: string; environment: string }) =>
-  [row.environment, row.workspace, row.application, row.workload, row.deployment_target].join('|');
+/** Expected minutes before t0 as the view and the API write it. */
+const iso = (minutes: number) => fleet.ago(minutes).toISOString();
+
+// What the known fleet implies (test/support/known-fleet.ts; stale after 15 minutes), target by
+// target: reconcilers total / succeeded / failed / in progress / stale, the versions they run, and
+// the target at a glance as kalypso_environment_state says it.
+const TARGETS: [environment: string, workload: string, counts: number[], deployed: string[], status: string][] = [
+  ['dev', 'hello-world', [2, 2, 0, 0, 0], ['0.0.2', '0.0.3'], 'out_of_date'],
+  ['dev', 'greeter-api', [2, 1, 1, 0, 0], ['2.0.0'], 'failure'],
+  ['dev', 'cart', [2, 1, 0, 1, 0], ['5.1'], 'in_progress'],
+  ['qa', 'hello-world', [1, 1, 0, 0, 0], ['0.0.2'], 'success'],
+  ['qa', 'greeter-api', [1, 1, 0, 0, 0], ['2.0.0'], 'success'],
+  ['staging', 'hello-world', [1, 0, 0, 0, 1], ['0.0.2'], 'stale'],
+  ['prod', 'hello-world', [3, 2, 0, 0, 1], ['0.0.1'], 'stale'],
+  ['prod', 'greeter-api', [1, 1, 0, 0, 0], ['1.9.0'], 'success'],
+  ['prod', 'cart', [1, 1, 0, 0, 0], ['5.1'], 'success'],
+];
+
+// Drift, longest first: host, workload, environment, reasons, since (minutes before t0).
+const DRIFT: [host: string, workload: string, environment: string, reasons: string, since: number][] = [
+  // On c-dev-2 since 105 minutes; out of date since 0.0.3's rollout began, 60 minutes ago.
+  ['dev-2', 'hello-world', 'dev', 'not_on_desired_commit', 60],
+  ['staging-1', 'hello-world', 'staging', 'stale', 40],
+  ['dev-2', 'greeter-api', 'dev', 'failing', 30],
+  ['prod-3', 'hello-world', 'prod', 'stale', 20],
+];
+
+// Each reconciler's status, host by host.
+const HOSTS: Record<string, Record<string, string>> = {
+  'dev-1': { 'hello-world': 'success', 'greeter-api': 'success', cart: 'success' },
+  'dev-2': { 'hello-world': 'success', 'greeter-api': 'failure', cart: 'in_progress' },
+  'qa-1': { 'hello-world': 'success', 'greeter-api': 'success' },
+  'staging-1': { 'hello-world': 'stale' },
+  'prod-1': { 'hello-world': 'success', 'greeter-api': 'success' },
+  'prod-2': { 'hello-world': 'success' },
+  'prod-3': { 'hello-world': 'stale' },
+  'edge-store-7': { cart: 'success' },
+};
+
+// Each target's desired commit judged by the rollout gate: its subscribers' statuses, sorted.
+const GATES: [environment: string, workload: string, statuses: string[]][] = [
+  ['dev', 'hello-world', ['in_progress', 'success']],
+  ['dev', 'greeter-api', ['failure', 'success']],
+  ['dev', 'cart', ['in_progress', 'success']],
+  ['qa', 'hello-world', ['success']],
+  ['qa', 'greeter-api', ['success']],
+  ['staging', 'hello-world', ['stale']],
+  ['prod', 'hello-world', ['stale', 'success', 'success']],
+  ['prod', 'greeter-api', ['success']],
+  ['prod', 'cart', ['success']],
+];
+
+const workloadOf = (reconciler: string) => reconciler.replace('flux-system/', '');
+
+describe('the known fleet, through the API and through the views', () => {
+  it('environment state: each target’s counts and deployed versions', async () => {
+    const rows = await testDb.query<Record<string, any>>('SELECT * FROM kalypso_environment_state ORDER BY environment_order, workload');
+    const fromView = rows.map((row) => [
+      row['environment'],
+      row['workload'],
+      [row['reconcilers'], row['succeeded'], row['failed'], row['in_progress'], row['stale']],
+      String(row['deployed_versions']).split(', ').sort(),
+      row['status'],
+    ]);
+    expect(new Set(fromView.map((row) => JSON.stringify(row)))).toEqual(new Set(TARGETS.map((row) => JSON.stringify(row))));
+    for (const environment of ENVIRONMENTS) {
+      const { body } = await apiGet(hub, `/environments/${environment}/state`);
+      const fromApi = body.items.map((item: any) => [
+        environment,
+        item.workload,
+        [item.reconcilers.total, item.reconcilers.succeeded, item.reconcilers.failed, item.reconcilers.inProgress, item.reconcilers.stale],
+        item.deployed.map((deployed: any) => deployed.version).sort(),
+      ]);
+      const expected = TARGETS.filter((row) => row[0] === environment).map((row) => row.slice(0, 4));
+      expect(new Set(fromApi.map((row: unknown) => JSON.stringify(row))), environment).toEqual(new Set(expected.map((row) => JSON.stringify(row))));
+      // The environment's totals, over every page.
+      const total = expected.reduce((sum, row) => sum + (row[2] as number[])[0]!, 0);
+      expect(body.totals, environment).toMatchObject({ deploymentTargets: expected.length, reconcilers: { total } });
+    }
+  });
+
+  it('drift: who, why and since when, longest first', async () => {
+    const rows = await testDb.query<{ host: string; workload: string; environment: string; reasons: string; drifting_since: Date }>(
+      'SELECT host, workload, environment, reasons, drifting_since FROM kalypso_drift ORDER BY drifting_since',
+    );
+    const expected = DRIFT.map(([host, workload, environment, reasons, since]) => [host, workload, environment, reasons, iso(since)]);
+    expect(rows.map((row) => [row.host, row.workload, row.environment, row.reasons, row.drifting_since.toISOString()])).toEqual(expected);
+    const { body } = await apiGet(hub, '/drift');
+    expect(body.items.map((item: any) => [item.host, item.workload, item.environment, item.reasons.join(', '), item.driftingSince])).toEqual(expected);
+    expect(body.totals).toEqual({ drifting: 4, notOnDesiredCommit: 1, failing: 1, stale: 2 });
+  });
+
+  it('host state: each reconciler’s status', async () => {
+    for (const [host, statuses] of Object.entries(HOSTS)) {
+      const rows = await testDb.query<{ reconciler: string; status: string }>('SELECT reconciler, status FROM kalypso_host_state WHERE host = $1', [host]);
+      expect(Object.fromEntries(rows.map((row) => [workloadOf(row.reconciler), row.status])), host).toEqual(statuses);
+      const { body } = await apiGet(hub, `/hosts/${host}/state`);
+      expect(Object.fromEntries(body.reconcilers.map((r: any) => [workloadOf(r.reconciler), r.status])), host).toEqual(statuses);
+    }
+  });
+
+  it('rollout state: each target’s desired commit judged as the gate judges it', async () => {
+    const rows = await testDb.query<{ environment: string; workload: string; manifests_endpoint: string; commit_id: string; status: string }>(
+      'SELECT environment, workload, manifests_endpoint, commit_id, status FROM kalypso_rollout_state',
+    );
+    for (const [environment, workload, statuses] of GATES) {
+      const mine = rows.filter((row) => row.environment === environment && row.workload === workload);
+      expect(mine.map((row) => row.status).sort(), `${environment}/${workload}`).toEqual(statuses);
+      const { body } = await apiGet(hub, `/deployment-state?manifestsEndpoint=${encodeURIComponent(mine[0]!.manifests_endpoint)}&commit=${mine[0]!.commit_id}`);
+      expect(body.subscribers.map((subscriber: any) => subscriber.status).sort(), `${environment}/${workload}`).toEqual(statuses);
+    }
+  });
+
+});
 
 describe('reporting views', () => {
-  it('kalypso_environment_state matches the environment state report, target by target', async () => {
-    const report = await targetDeployments(database.db, context(), ENVIRONMENTS);
-    const rows = await testDb.query<Record<string, any>>('SELECT * FROM kalypso_environment_state');
-    expect(rows).toHaveLength(report.length);
-    const byKey = new Map(rows.map((row) => [targetKey(row as never), row]));
-    for (const target of report) {
-      const row = byKey.get([target.environment, target.workspace, target.application, target.workload, target.deploymentTarget].join('|'));
-      expect(row, target.deploymentTarget).toBeDefined();
-      expect({
-        desired: row!['desired_version'],
-        commit: row!['desired_commit'],
-        counts: [row!['reconcilers'], row!['succeeded'], row!['failed'], row!['in_progress'], row!['stale']],
-        deployed: String(row!['deployed_versions']).split(', ').filter(Boolean).sort(),
-      }).toEqual({
-        desired: target.desired?.version ?? null,
-        commit: target.desired?.commit ?? null,
-        counts: [target.reconcilers.total, target.reconcilers.succeeded, target.reconcilers.failed, target.reconcilers.inProgress, target.reconcilers.stale],
-        deployed: target.deployed.map((deployed) => deployed.version ?? deployed.commit.slice(0, 12)).sort(),
-      });
-    }
-    const statusOf = (environment: string, workload: string) => rows.find((row) => row['environment'] === environment && row['workload'] === workload)?.['status'];
-    expect(statusOf('dev', 'greeter-api')).toBe('failure');
-    expect(statusOf('dev', 'hello-world')).toBe('out_of_date');
-    expect(statusOf('staging', 'hello-world')).toBe('stale');
-    expect(statusOf('dev', 'cart')).toBe('in_progress');
-    expect(statusOf('qa', 'hello-world')).toBe('success');
-  });
-
-  it('kalypso_environment_discrepancy lines every environment up in promotion order and flags the changes', async () => {
-    const rows = await testDb.query<Record<string, unknown>>(
-      `SELECT environment, desired_version, previous_environment, differs_from_previous
-         FROM kalypso_environment_discrepancy WHERE workload = 'hello-world' ORDER BY environment_order`,
-    );
-    expect(rows).toEqual([
-      { environment: 'dev', desired_version: '0.0.3', previous_environment: null, differs_from_previous: false },
-      { environment: 'qa', desired_version: '0.0.2', previous_environment: 'dev', differs_from_previous: true },
-      { environment: 'staging', desired_version: '0.0.2', previous_environment: 'qa', differs_from_previous: false },
-      { environment: 'prod', desired_version: '0.0.1', previous_environment: 'staging', differs_from_previous: true },
-    ]);
-    // greeter-api has no staging target: prod follows qa.
-    const greeter = await testDb.query<{ environment: string; previous_environment: string | null }>(
-      `SELECT environment, previous_environment FROM kalypso_environment_discrepancy WHERE workload = 'greeter-api' ORDER BY environment_order`,
-    );
-    expect(greeter.map((row) => [row.environment, row.previous_environment])).toEqual([['dev', null], ['qa', 'dev'], ['prod', 'qa']]);
-  });
-
-  it('kalypso_host_state matches the host state report', async () => {
-    const hosts = await testDb.query<{ name: string }>('SELECT name FROM host ORDER BY name');
-    for (const { name } of hosts) {
-      const report = (await hostStateReport(database.db, context(), name))!;
-      const rows = await testDb.query<Record<string, unknown>>(
-        'SELECT reconciler, applied_commit, status, applied_version, desired_version, environment FROM kalypso_host_state WHERE host = $1 ORDER BY reconciler',
-        [name],
-      );
-      expect(rows, name).toEqual(
-        report.reconcilers.map((reconciler) => ({
-          reconciler: reconciler.reconciler,
-          applied_commit: reconciler.commit,
-          status: reconciler.status,
-          applied_version: reconciler.deploymentTargets[0]?.deployedVersion ?? null,
-          desired_version: reconciler.deploymentTargets[0]?.desiredVersion ?? null,
-          environment: reconciler.deploymentTargets[0]?.environment ?? null,
-        })),
-      );
-    }
-  });
-
-  it('kalypso_drift matches the drift report, reasons and since when', async () => {
-    const report = await driftReport(database.db, context(), undefined);
-    const rows = await testDb.query<{ host: string; reconciler: string; environment: string; reasons: string; drifting_since: Date; status: string }>(
-      'SELECT host, reconciler, environment, reasons, drifting_since, status FROM kalypso_drift',
-    );
-    const key = (item: { host: string; reconciler: string; environment: string }) => `${item.environment}|${item.host}|${item.reconciler}`;
-    expect(rows.map(key).sort()).toEqual(report.map(key).sort());
-    for (const item of report) {
-      const row = rows.find((candidate) => key(candidate) === key(item))!;
-      expect({ reasons: row.reasons, since: row.drifting_since.toISOString(), status: row.status }).toEqual({
-        reasons: item.reasons.join(', '),
-        since: item.driftingSince.toISOString(),
-        status: item.status,
-      });
-    }
-    expect(report.length).toBeGreaterThan(2);
-  });
-
-  it('kalypso_rollout_state judges each target’s desired commit as the rollout gate does', async () => {
-    const rows = await testDb.query<{ manifests_endpoint: string; commit_id: string; status: string }>(
-      'SELECT manifests_endpoint, commit_id, status FROM kalypso_rollout_state',
-    );
-    const targets = new Map(rows.map((row) => [`${row.manifests_endpoint} ${row.commit_id}`, row]));
-    expect(targets.size).toBe(9);
-    for (const { manifests_endpoint: endpoint, commit_id: commit } of targets.values()) {
-      const gate = await rolloutGateReport(database.db, context(), endpoint, commit);
-      const statuses = rows.filter((row) => row.manifests_endpoint === endpoint && row.commit_id === commit).map((row) => row.status);
-      const expected = gate.subscribers.length === 0 ? ['no_subscribers'] : gate.subscribers.map((subscriber) => subscriber.status);
-      expect(statuses.sort(), endpoint).toEqual(expected.sort());
-    }
-  });
-
   it('kalypso_environment_history and kalypso_assignment_history name every row', async () => {
     const [history] = await testDb.query<{ n: number; named: number }>(
       'SELECT count(*)::int AS n, count(environment)::int AS named FROM kalypso_environment_history',
@@ -151,12 +163,12 @@ describe('reporting views', () => {
   it('judges staleness by the stale-after setting the hub published', async () => {
     const staleStaging = `SELECT stale FROM kalypso_environment_state WHERE environment = 'staging'`;
     expect(await testDb.query(staleStaging)).toEqual([{ stale: 1 }]);
-    await publishHubSettings(database.db, { staleAfterMs: 60 * 60_000, environmentOrder: [] });
+    await publishHubSettings(hub.database.db, { staleAfterMs: 60 * 60_000, environmentOrder: [] });
     try {
       expect(await testDb.query(staleStaging)).toEqual([{ stale: 0 }]);
       expect((await testDb.query<{ stale_after: unknown }>('SELECT stale_after::text FROM kalypso_settings'))[0]?.stale_after).toBe('01:00:00');
     } finally {
-      await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
+      await publishHubSettings(hub.database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
     }
     expect(fleet.t0).toBeLessThanOrEqual(Date.now());
   });

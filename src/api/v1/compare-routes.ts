@@ -3,7 +3,7 @@ import { compareReport } from '../../store/reports/compare-report.ts';
 import { environmentExists } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import type { TargetRowKey } from '../../store/reports/target-deployments.ts';
+import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/target-deployments.ts';
 import { DeployedVersionSchema, DesiredVersionSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, StatusCountsSchema, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
@@ -68,7 +68,7 @@ export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     for (const name of names) {
       if (!(await environmentExists(deps.db, name))) throw new ApiError(404, 'not_found', `environment ${JSON.stringify(name)} not found`);
     }
-    const after = query.cursor === undefined ? undefined : decodeRowCursor(query.cursor);
+    const after = query.cursor === undefined ? undefined : decodeTargetCursor(query.cursor);
     if (query.cursor !== undefined && after === undefined) throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
     const page = await compareReport(deps.db, reportContext(deps), names, {
       limit: query.limit,
@@ -80,18 +80,9 @@ export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
       {
         environments: names,
         items: serialized(page.items),
-        nextCursor: page.next === null ? null : Buffer.from(JSON.stringify(page.next)).toString('base64url'),
+        nextCursor: page.next === null ? null : encodeTargetCursor(page.next),
       },
       200,
     );
   });
-}
-
-function decodeRowCursor(text: string): TargetRowKey | undefined {
-  try {
-    const key = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
-    return Array.isArray(key) && key.length === 4 && key.every((part) => typeof part === 'string') ? (key as unknown as TargetRowKey) : undefined;
-  } catch {
-    return undefined;
-  }
 }

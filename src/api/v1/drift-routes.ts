@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { driftReport } from '../../store/reports/drift-report.ts';
+import { decodeDriftCursor, driftReport } from '../../store/reports/drift-report.ts';
 import { environmentExists } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { EffectiveStatusSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, Timestamp } from './schemas.ts';
+import { EffectiveStatusSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, TextParam, Timestamp } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 const DriftSchema = z
@@ -27,15 +27,28 @@ const DriftSchema = z
   })
   .openapi('Drift');
 
+const DriftTotalsSchema = z
+  .object({
+    drifting: z.number().int(),
+    notOnDesiredCommit: z.number().int(),
+    failing: z.number().int(),
+    stale: z.number().int(),
+  })
+  .openapi('DriftTotals', { description: 'Every drifting reconciler (× target) of the environment or fleet, by reason — not only the page’s' });
+
 const drift = createRoute({
   method: 'get',
   path: '/drift',
-  summary: 'Reconcilers not on their target’s desired commit, failing, or stale — longest first',
+  summary: 'Reconcilers not on their target’s desired rollout, failing, or stale — longest first, a page at a time',
   request: {
-    query: z.object({ environment: NameParam('environment', 'query', 'Only this environment').optional() }),
+    query: z.object({
+      environment: NameParam('environment', 'query', 'Only this environment').optional(),
+      limit: z.coerce.number().int().min(1).max(5_000).default(200),
+      cursor: TextParam().max(512).optional().openapi({ description: 'nextCursor of the previous page (opaque)' }),
+    }),
   },
   responses: {
-    ...jsonResponse(z.object({ items: z.array(DriftSchema) }), 'Drifting reconcilers'),
+    ...jsonResponse(z.object({ items: z.array(DriftSchema), nextCursor: z.string().nullable(), totals: DriftTotalsSchema }), 'A page of drifting reconcilers'),
     ...errorResponses,
     ...notFoundResponse,
   },
@@ -43,11 +56,13 @@ const drift = createRoute({
 
 export function driftRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(drift, async (c) => {
-    const { environment } = c.req.valid('query');
+    const { environment, limit, cursor } = c.req.valid('query');
+    const after = cursor === undefined ? undefined : decodeDriftCursor(cursor);
+    if (cursor !== undefined && after === undefined) throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
     if (environment !== undefined && !(await environmentExists(deps.db, environment))) {
       throw new ApiError(404, 'not_found', `environment ${JSON.stringify(environment)} not found`);
     }
-    const items = await driftReport(deps.db, reportContext(deps), environment);
-    return c.json({ items: serialized(items) }, 200);
+    const page = await driftReport(deps.db, reportContext(deps), { environment, limit, after });
+    return c.json(serialized(page), 200);
   });
 }

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { environmentExists, environmentsReport } from '../../store/reports/environments-report.ts';
 import { environmentStateReport } from '../../store/reports/environment-state-report.ts';
+import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/target-deployments.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import {
@@ -11,6 +12,7 @@ import {
   NameParam,
   notFoundResponse,
   StatusCountsSchema,
+  TextParam,
   Timestamp,
 } from './schemas.ts';
 import { serialized } from './serialize.ts';
@@ -60,9 +62,25 @@ const environmentState = createRoute({
   method: 'get',
   path: '/environments/{environment}/state',
   summary: 'Environment state: per deployment target, desired and deployed versions',
-  request: { params: z.object({ environment: NameParam('environment', 'path', 'Environment name') }) },
+  request: {
+    params: z.object({ environment: NameParam('environment', 'path', 'Environment name') }),
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(5_000).default(200),
+      cursor: TextParam().max(2_000).optional().openapi({ description: 'nextCursor of the previous page (opaque)' }),
+    }),
+  },
   responses: {
-    ...jsonResponse(z.object({ environment: z.string(), items: z.array(TargetStateSchema) }), 'Deployment targets of the environment'),
+    ...jsonResponse(
+      z.object({
+        environment: z.string(),
+        items: z.array(TargetStateSchema),
+        nextCursor: z.string().nullable(),
+        totals: z
+          .object({ deploymentTargets: z.number().int(), reconcilers: StatusCountsSchema })
+          .openapi({ description: 'The whole environment, over every page' }),
+      }),
+      'A page of the deployment targets of the environment (by workspace, application, workload, target)',
+    ),
     ...errorResponses,
     ...notFoundResponse,
   },
@@ -76,10 +94,16 @@ export function environmentsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
 
   app.openapi(environmentState, async (c) => {
     const { environment } = c.req.valid('param');
+    const { limit, cursor } = c.req.valid('query');
+    const after = cursor === undefined ? undefined : decodeTargetCursor(cursor);
+    if (cursor !== undefined && after === undefined) throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
     if (!(await environmentExists(deps.db, environment))) {
       throw new ApiError(404, 'not_found', `environment ${JSON.stringify(environment)} not found`);
     }
-    const items = await environmentStateReport(deps.db, reportContext(deps), environment);
-    return c.json({ environment, items: serialized(items) }, 200);
+    const page = await environmentStateReport(deps.db, reportContext(deps), environment, { limit, after });
+    return c.json(
+      { environment, items: serialized(page.items), nextCursor: page.next === null ? null : encodeTargetCursor(page.next), totals: page.totals },
+      200,
+    );
   });
 }

@@ -1,10 +1,12 @@
 // "Drift": reconcilers that are not where their deployment target wants them — not on the desired
 // rollout (neither the desired commit nor another commit that runs the desired version: a merge for
 // another target moves every cluster of the branch, and is no drift), failing, or stale — and since
-// when. The same rules as the kalypso_drift view (schema/0010).
+// when. The rule is the database's (kalypso_judge_drift, schema/0012), kept current on write in
+// drift_item; this report names a page of it, longest-standing first, and counts it all.
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
-import { type EffectiveStatus, effectiveStatus, joinVersionAt, lastSeen, type ReportContext, staleBefore } from './report-context.ts';
+import { summariesCurrent } from '../summary-refresh.ts';
+import { type EffectiveStatus, joinVersionAt, type ReportContext } from './report-context.ts';
 
 export type DriftReason = 'not_on_desired_commit' | 'failing' | 'stale';
 
@@ -29,84 +31,109 @@ export interface DriftItem {
   driftingForSeconds: number;
 }
 
+/** Every drifting (reconciler, target) of the slice, by reason: not only the page's. */
+export interface DriftTotals {
+  drifting: number;
+  notOnDesiredCommit: number;
+  failing: number;
+  stale: number;
+}
+
+/** Where a page starts: after this (since, reconciler, target) — since as PostgreSQL wrote it, to the microsecond. */
+export interface DriftCursor {
+  readonly since: string;
+  readonly reconcilerId: number;
+  readonly targetId: number;
+}
+
+export interface DriftFilter {
+  readonly environment?: string | undefined;
+  readonly limit: number;
+  readonly after?: DriftCursor | undefined;
+}
+
+export function encodeDriftCursor(cursor: DriftCursor): string {
+  return Buffer.from(JSON.stringify([cursor.since, cursor.reconcilerId, cursor.targetId])).toString('base64url');
+}
+
+/** undefined when the text is not a cursor this hub issued. */
+export function decodeDriftCursor(text: string): DriftCursor | undefined {
+  try {
+    const [since, reconcilerId, targetId] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
+    if (typeof since !== 'string' || Number.isNaN(new Date(since).getTime())) return undefined;
+    if (!Number.isSafeInteger(reconcilerId) || !Number.isSafeInteger(targetId)) return undefined;
+    return { since, reconcilerId: reconcilerId as number, targetId: targetId as number };
+  } catch {
+    return undefined;
+  }
+}
+
 export async function driftReport(
   db: Kysely<HubDatabase>,
   context: ReportContext,
-  environment: string | undefined,
-): Promise<DriftItem[]> {
-  const stale = sql<boolean>`${lastSeen('s')} < ${staleBefore(context)}::timestamptz`;
-  const rows = await sql<{
-    environment: string;
-    workspace: string;
-    application: string;
-    workload: string;
-    target: string;
-    host: string;
-    reconciler: string;
-    desired_version: string | null;
-    desired_commit: string | null;
-    rollout_started_at: Date | null;
-    off_rollout: boolean;
-    applied_commit: string;
-    applied_version: string | null;
-    status: EffectiveStatus;
-    reported_status: string;
-    status_message: string;
-    observed_at: Date;
-    last_seen_at: Date;
-    is_stale: boolean;
-  }>`
-    WITH targets AS (
-      SELECT t.id, t.manifests_endpoint_id, ca.gitops_commit_id AS desired_commit, ca.rollout_id AS desired_rollout
-        FROM deployment_target_named t
+  filter: DriftFilter,
+): Promise<{ items: DriftItem[]; nextCursor: string | null; totals: DriftTotals }> {
+  await summariesCurrent(db, context.asOf);
+  const inEnvironment =
+    filter.environment === undefined ? sql`true` : sql`d.environment_id = (SELECT id FROM environment WHERE name = ${filter.environment})`;
+  const after =
+    filter.after === undefined
+      ? sql`true`
+      : sql`(d.drifting_since, d.reconciler_id, d.deployment_target_id) > (${filter.after.since}::timestamptz, ${filter.after.reconcilerId}::bigint, ${filter.after.targetId}::bigint)`;
+  const [page, totals] = await Promise.all([
+    sql<{
+      since_exact: string;
+      reconciler_id: number;
+      target_id: number;
+      not_on_desired_rollout: boolean;
+      failing: boolean;
+      stale: boolean;
+      drifting_since: Date;
+      environment: string;
+      workspace: string;
+      application: string;
+      workload: string;
+      target: string;
+      host: string;
+      reconciler: string;
+      desired_version: string | null;
+      desired_commit: string | null;
+      applied_commit: string;
+      applied_version: string | null;
+      reported_status: EffectiveStatus;
+      status_message: string;
+    }>`
+      WITH page AS (
+        -- The page from the index first; names afterwards.
+        SELECT * FROM drift_item d
+         WHERE ${inEnvironment} AND ${after}
+         ORDER BY d.drifting_since, d.reconciler_id, d.deployment_target_id
+         LIMIT ${filter.limit + 1}
+      )
+      SELECT d.drifting_since::text AS since_exact, d.reconciler_id, d.deployment_target_id AS target_id,
+             d.not_on_desired_rollout, d.failing, d.stale, d.drifting_since,
+             t.environment, t.workspace, t.application, t.workload, t.name AS target, h.name AS host, r.name AS reconciler,
+             cv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
+             s.gitops_commit_id AS applied_commit, av.version AS applied_version, s.status AS reported_status, s.status_message
+        FROM page d
+        JOIN deployment_target_named t ON t.id = d.deployment_target_id
+        JOIN deployment_state s ON s.reconciler_id = d.reconciler_id
+        JOIN host h ON h.id = d.host_id
+        JOIN reconciler r ON r.id = d.reconciler_id
         LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
-       WHERE ${environment === undefined ? sql`true` : sql`t.environment = ${environment}`}
-    ), judged AS (
-      -- The rollout of the applied commit is looked up (by index, row by row) only for reconcilers
-      -- off the desired commit: most are on it, and a set-wide lookup would read every target's commits.
-      SELECT t.id AS target_id, s.*,
-             t.desired_rollout IS NOT NULL AND s.gitops_commit_id IS DISTINCT FROM t.desired_commit
-               AND (SELECT a.rollout_id FROM target_commit tc JOIN deployment_assignment a ON a.id = tc.assignment_id
-                     WHERE tc.deployment_target_id = t.id AND tc.gitops_commit_id = s.gitops_commit_id) IS DISTINCT FROM t.desired_rollout
-               AS off_rollout
-        FROM targets t
-        JOIN deployment_state s ON s.manifests_endpoint_id = t.manifests_endpoint_id
-    ), drifting AS (
-      -- Find the drifting reconcilers on narrow rows first; name them afterwards.
-      SELECT * FROM judged s WHERE s.off_rollout OR s.status = 'failure' OR ${stale}
-    )
-    SELECT t.environment, t.workspace, t.application, t.workload, t.name AS target, h.name AS host, r.name AS reconciler, cv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
-           cr.assigned_at AS rollout_started_at, s.off_rollout, s.gitops_commit_id AS applied_commit, dv.version AS applied_version,
-           ${effectiveStatus('s', context)} AS status, s.status AS reported_status, s.status_message, s.observed_at,
-           ${lastSeen('s')} AS last_seen_at, ${stale} AS is_stale
-      FROM drifting s
-      JOIN deployment_target_named t ON t.id = s.target_id
-      JOIN reconciler r ON r.id = s.reconciler_id
-      JOIN host h ON h.id = s.host_id
-      LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
-      LEFT JOIN deployment_assignment cr ON cr.id = ca.rollout_id
-      LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
-      ${joinVersionAt('t', sql`s.gitops_commit_id`, 'dv')}`.execute(db);
-
-  const items = rows.rows.map((row): DriftItem => {
-    const reasons: DriftReason[] = [];
-    const since: Date[] = [];
-    if (row.off_rollout) {
-      reasons.push('not_on_desired_commit');
-      // Out of date since the desired rollout began, or since the reconciler moved away from it,
-      // whichever came later.
-      since.push(row.rollout_started_at! > row.observed_at ? row.rollout_started_at! : row.observed_at);
-    }
-    if (row.reported_status === 'failure') {
-      reasons.push('failing');
-      since.push(row.observed_at);
-    }
-    if (row.is_stale) {
-      reasons.push('stale');
-      since.push(row.last_seen_at);
-    }
-    const driftingSince = new Date(Math.min(...since.map((time) => time.getTime())));
-    return {
+        LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
+        ${joinVersionAt('t', sql`s.gitops_commit_id`, 'av')}
+       ORDER BY d.drifting_since, d.reconciler_id, d.deployment_target_id`.execute(db),
+    sql<{ drifting: number; not_on_desired: number; failing: number; stale: number }>`
+      SELECT count(*)::int AS drifting, count(*) FILTER (WHERE d.not_on_desired_rollout)::int AS not_on_desired,
+             count(*) FILTER (WHERE d.failing)::int AS failing, count(*) FILTER (WHERE d.stale)::int AS stale
+        FROM drift_item d WHERE ${inEnvironment}`.execute(db),
+  ]);
+  const rows = page.rows.slice(0, filter.limit);
+  const last = rows[rows.length - 1];
+  const counted = totals.rows[0]!;
+  return {
+    items: rows.map((row) => ({
       environment: row.environment,
       workspace: row.workspace,
       application: row.application,
@@ -118,15 +145,20 @@ export async function driftReport(
       desiredCommit: row.desired_commit,
       appliedCommit: row.applied_commit,
       appliedVersion: row.applied_version,
-      status: row.status,
+      status: row.stale ? 'stale' : row.reported_status,
       statusMessage: row.status_message,
-      reasons,
-      driftingSince,
-      driftingForSeconds: Math.max(0, Math.round((context.asOf.getTime() - driftingSince.getTime()) / 1_000)),
-    };
-  });
-  // Longest-standing drift first.
-  return items.sort(
-    (a, b) => a.driftingSince.getTime() - b.driftingSince.getTime() || a.host.localeCompare(b.host) || a.reconciler.localeCompare(b.reconciler),
-  );
+      reasons: [
+        ...(row.not_on_desired_rollout ? (['not_on_desired_commit'] as const) : []),
+        ...(row.failing ? (['failing'] as const) : []),
+        ...(row.stale ? (['stale'] as const) : []),
+      ],
+      driftingSince: row.drifting_since,
+      driftingForSeconds: Math.max(0, Math.round((context.asOf.getTime() - row.drifting_since.getTime()) / 1_000)),
+    })),
+    nextCursor:
+      page.rows.length > filter.limit && last !== undefined
+        ? encodeDriftCursor({ since: last.since_exact, reconcilerId: Number(last.reconciler_id), targetId: Number(last.target_id) })
+        : null,
+    totals: { drifting: counted.drifting, notOnDesiredCommit: counted.not_on_desired, failing: counted.failing, stale: counted.stale },
+  };
 }

@@ -1,14 +1,49 @@
 // "Environment state": per deployment target of one environment, what should run (desired
-// version and commit) and what runs (deployed versions with reconciler counts by status).
-import type { Kysely } from 'kysely';
+// version and commit) and what runs (deployed versions with reconciler counts by status) — a page
+// of targets at a time (by workspace, application, workload, target), with the environment's
+// totals over every page.
+import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
-import type { ReportContext } from './report-context.ts';
-import { type TargetDeployment, targetDeployments } from './target-deployments.ts';
+import { summariesCurrent } from '../summary-refresh.ts';
+import { countsFromRow, type ReportContext, type StatusCountRow, type StatusCounts, summedStatusCountColumns } from './report-context.ts';
+import { type TargetDeployment, targetDeployments, type TargetRowKey } from './target-deployments.ts';
+
+export interface EnvironmentStatePage {
+  items: TargetDeployment[];
+  /** The last target of this page, to ask for the next one; null on the last page. */
+  next: TargetRowKey | null;
+  totals: { deploymentTargets: number; reconcilers: StatusCounts };
+}
 
 export async function environmentStateReport(
   db: Kysely<HubDatabase>,
   context: ReportContext,
   environment: string,
-): Promise<TargetDeployment[]> {
-  return targetDeployments(db, context, [environment]);
+  page: { readonly limit: number; readonly after?: TargetRowKey | undefined },
+): Promise<EnvironmentStatePage> {
+  await summariesCurrent(db, context.asOf);
+  const after =
+    page.after === undefined
+      ? sql`true`
+      : sql`(t.workspace, t.application, t.workload, t.name) > (${page.after[0]}, ${page.after[1]}, ${page.after[2]}, ${page.after[3]})`;
+  const keys = await sql<{ workspace: string; application: string; workload: string; name: string }>`
+    SELECT t.workspace, t.application, t.workload, t.name FROM deployment_target_named t
+     WHERE t.environment = ${environment} AND ${after}
+     ORDER BY 1, 2, 3, 4
+     LIMIT ${page.limit + 1}`.execute(db);
+  const pageKeys = keys.rows.slice(0, page.limit).map((row): TargetRowKey => [row.workspace, row.application, row.workload, row.name]);
+  const items = pageKeys.length === 0 ? [] : await targetDeployments(db, context, [environment], pageKeys);
+  const totals = await sql<{ targets: number } & StatusCountRow>`
+    WITH endpoints AS (
+      SELECT DISTINCT t.manifests_endpoint_id FROM deployment_target t JOIN environment e ON e.id = t.environment_id WHERE e.name = ${environment}
+    )
+    SELECT (SELECT count(*)::int FROM deployment_target t JOIN environment e ON e.id = t.environment_id WHERE e.name = ${environment}) AS targets,
+           ${summedStatusCountColumns('c')}
+      FROM endpoints x JOIN endpoint_status_count c ON c.manifests_endpoint_id = x.manifests_endpoint_id`.execute(db);
+  const row = totals.rows[0]!;
+  return {
+    items,
+    next: keys.rows.length > page.limit ? (pageKeys[pageKeys.length - 1] ?? null) : null,
+    totals: { deploymentTargets: row.targets, reconcilers: countsFromRow(row) },
+  };
 }

@@ -1,7 +1,8 @@
 // "Environments": every environment in promotion order, with its targets, hosts and reconcilers.
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
-import { countsFromRow, type ReportContext, type StatusCountRow, type StatusCounts, statusCountColumns } from './report-context.ts';
+import { summariesCurrent } from '../summary-refresh.ts';
+import { countsFromRow, type ReportContext, type StatusCountRow, type StatusCounts, summedStatusCountColumns } from './report-context.ts';
 
 export interface EnvironmentSummary {
   name: string;
@@ -25,26 +26,20 @@ export interface EnvironmentSummary {
 export const TARGET_ENVIRONMENT_ORDER = sql`t.environment_rank`;
 
 export async function environmentsReport(db: Kysely<HubDatabase>, context: ReportContext): Promise<EnvironmentSummary[]> {
+  await summariesCurrent(db, context.asOf);
   // A reconciler pulls exactly one endpoint, so an environment's reconcilers are those on its
-  // (distinct) endpoints: aggregating deployment_state per endpoint counts each once.
+  // (distinct) endpoints: summing the endpoints' counts (schema/0012) counts each once.
   const rows = await sql<
     { name: string; configured_rank: number | null; targets: number; hosts: number; latest_commit: string | null; latest_assigned_at: Date | null } & StatusCountRow
   >`
     WITH environment_endpoints AS (
       SELECT DISTINCT environment_id, manifests_endpoint_id FROM deployment_target
-    ), per_endpoint AS (
-      SELECT s.manifests_endpoint_id, ${statusCountColumns('s', context)}
-        FROM deployment_state s GROUP BY s.manifests_endpoint_id
     ), per_environment AS (
-      SELECT ee.environment_id, sum(p.total)::int AS total, sum(p.succeeded)::int AS succeeded, sum(p.failed)::int AS failed,
-             sum(p.in_progress)::int AS in_progress, sum(p.stale)::int AS stale
-        FROM environment_endpoints ee JOIN per_endpoint p ON p.manifests_endpoint_id = ee.manifests_endpoint_id
+      SELECT ee.environment_id, ${summedStatusCountColumns('c')}
+        FROM environment_endpoints ee JOIN endpoint_status_count c ON c.manifests_endpoint_id = ee.manifests_endpoint_id
        GROUP BY ee.environment_id
     ), per_environment_hosts AS (
-      SELECT environment_id, count(*)::int AS hosts
-        FROM (SELECT DISTINCT ee.environment_id, s.host_id
-                FROM environment_endpoints ee JOIN deployment_state s ON s.manifests_endpoint_id = ee.manifests_endpoint_id) pairs
-       GROUP BY environment_id
+      SELECT environment_id, count(*)::int AS hosts FROM host_summary, unnest(environment_ids) AS environment_id GROUP BY environment_id
     ), per_environment_targets AS (
       SELECT environment_id, count(*)::int AS targets FROM deployment_target GROUP BY environment_id
     ), latest AS (

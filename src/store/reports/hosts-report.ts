@@ -2,18 +2,17 @@
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
+import { summariesCurrent } from '../summary-refresh.ts';
 import {
   countsFromRow,
   type EffectiveStatus,
   effectiveStatus,
-  hasStatus,
   joinVersionAt,
   lastSeen,
   type ReportContext,
   staleBefore,
   type StatusCountRow,
   type StatusCounts,
-  statusCountColumns,
 } from './report-context.ts';
 
 export interface HostSummary {
@@ -25,7 +24,7 @@ export interface HostSummary {
   stale: boolean;
   environments: string[];
   reconcilers: StatusCounts;
-  /** Its reconcilers not on their target's desired rollout (kalypso_drift's not_on_desired_commit). */
+  /** Its reconcilers not on their target's desired rollout (kalypso_judge_drift's not_on_desired_rollout). */
   drifting: number;
 }
 
@@ -66,43 +65,35 @@ export interface HostsFilter {
 type TotalsRow = { [K in `matching_${keyof HostTotals}` | `fleet_${keyof HostTotals}`]: number } & { page_offset: number };
 type PageRow = { name: string | null; type: string; first_seen_at: Date; last_seen_at: Date; environments: string[] | null; drifting_reconcilers: number } & StatusCountRow;
 
+/** The host_summary column that counts reconcilers in each effective status. */
+const STATUS_COLUMN: Record<EffectiveStatus, string> = { success: 'succeeded', failure: 'failed', in_progress: 'in_progress', stale: 'stale' };
+
 /**
- * One statement, so that the totals and the page agree: the whole-fleet passes (drift, statuses)
- * run once and serve the totals, the filters and the page. The page itself is a range of the
+ * One statement, so that the totals and the page agree. Per-host counts, drift and environments
+ * come from host_summary, kept current on write (schema/0012); the page itself is a range of the
  * natural-order index (schema/0011) from the cursor, keeping only the hosts that match.
  */
 export async function hostsReport(db: Kysely<HubDatabase>, context: ReportContext, filter: HostsFilter): Promise<HostsPage> {
+  await summariesCurrent(db, context.asOf);
   const cutoff = staleBefore(context);
   const conditions = [
-    filter.environment === undefined ? undefined : sql`h.id IN (SELECT host_id FROM in_environment)`,
-    filter.status === undefined ? undefined : sql`coalesce(st.has_status, false)`,
+    filter.environment === undefined
+      ? undefined
+      : sql`(SELECT e.id FROM environment e WHERE e.name = ${filter.environment}) = ANY(coalesce(hs.environment_ids, '{}'))`,
+    filter.status === undefined ? undefined : sql`coalesce(${sql.ref(`hs.${STATUS_COLUMN[filter.status]}`)}, 0) > 0`,
     filter.offline === undefined ? undefined : filter.offline ? sql`h.last_seen_at < ${cutoff}::timestamptz` : sql`h.last_seen_at >= ${cutoff}::timestamptz`,
-    filter.drifting === undefined ? undefined : filter.drifting ? sql`d.name IS NOT NULL` : sql`d.name IS NULL`,
+    filter.drifting === undefined ? undefined : filter.drifting ? sql`coalesce(hs.drifting, 0) > 0` : sql`coalesce(hs.drifting, 0) = 0`,
     filter.search === undefined ? undefined : sql`strpos(lower(h.name), lower(${filter.search})) > 0`,
   ].filter((condition) => condition !== undefined);
   const matches = conditions.length === 0 ? sql`true` : sql.join(conditions, sql` AND `);
   const after = filter.after === undefined ? undefined : sql`(h.name_sort_key, h.name) > (kalypso_name_sort_key(${filter.after}) COLLATE "C", ${filter.after})`;
   const pageConditions = [conditions.length === 0 ? undefined : sql`h.id IN (SELECT id FROM judged WHERE matches)`, after].filter((condition) => condition !== undefined);
   const rows = await sql<TotalsRow & PageRow>`
-    WITH drift AS MATERIALIZED (
-      -- Drifting as the kalypso_drift view defines it (schema/0010): not on the desired rollout.
-      -- A reconciler on the desired commit is on it (the drift report's shortcut too); saying so
-      -- lets the planner drop those rows before the view's joins (fleet L: 260 → 170 ms).
-      SELECT d.host AS name, count(DISTINCT d.reconciler)::int AS reconcilers
-        FROM kalypso_drift d WHERE d.not_on_desired_commit AND d.applied_commit <> d.desired_commit GROUP BY d.host
-    ), in_environment AS (
-      SELECT DISTINCT s.host_id FROM deployment_state s
-       WHERE s.manifests_endpoint_id IN (SELECT t.manifests_endpoint_id FROM deployment_target_named t WHERE t.environment = ${filter.environment ?? null})
-    ), statuses AS (
-      SELECT s.host_id, bool_or(${hasStatus('s', 'failure', context)}) AS failing,
-             bool_or(${filter.status === undefined ? sql`false` : hasStatus('s', filter.status, context)}) AS has_status
-        FROM deployment_state s GROUP BY s.host_id
-    ), judged AS MATERIALIZED (
+    WITH judged AS MATERIALIZED (
       SELECT h.id, h.name, h.name_sort_key, h.last_seen_at < ${cutoff}::timestamptz AS offline,
-             coalesce(st.failing, false) AS failing, d.name IS NOT NULL AS drifting, ${matches} AS matches
+             coalesce(hs.failed, 0) > 0 AS failing, coalesce(hs.drifting, 0) > 0 AS drifting, ${matches} AS matches
         FROM host h
-        LEFT JOIN statuses st ON st.host_id = h.id
-        LEFT JOIN drift d ON d.name = h.name
+        LEFT JOIN host_summary hs ON hs.host_id = h.id
     ), totals AS (
       SELECT count(*) FILTER (WHERE matches)::int AS matching_hosts, count(*) FILTER (WHERE matches AND offline)::int AS matching_offline,
              count(*) FILTER (WHERE matches AND failing)::int AS matching_failing, count(*) FILTER (WHERE matches AND drifting)::int AS matching_drifting,
@@ -116,27 +107,15 @@ export async function hostsReport(db: Kysely<HubDatabase>, context: ReportContex
        ${pageConditions.length === 0 ? sql`` : sql`WHERE ${sql.join(pageConditions, sql` AND `)}`}
        ORDER BY h.name_sort_key, h.name
        LIMIT ${filter.limit + 1}
-    ), counts AS (
-      SELECT s.host_id, ${statusCountColumns('s', context)}
-        FROM deployment_state s WHERE s.host_id IN (SELECT id FROM page)
-       GROUP BY s.host_id
-    ), environments AS (
-      -- In promotion order, as everywhere (DISTINCT first: array_agg(DISTINCT …) cannot order by another column).
-      SELECT host_id, array_agg(environment ORDER BY environment_rank) AS names
-        FROM (SELECT DISTINCT s.host_id, t.environment, t.environment_rank
-                FROM deployment_state s
-                JOIN deployment_target_named t ON t.manifests_endpoint_id = s.manifests_endpoint_id
-               WHERE s.host_id IN (SELECT id FROM page)) pairs
-       GROUP BY host_id
     )
-    SELECT totals.*, page.name, page.type, page.first_seen_at, page.last_seen_at, environments.names AS environments,
-           coalesce(c.total, 0) AS total, coalesce(c.succeeded, 0) AS succeeded, coalesce(c.failed, 0) AS failed,
-           coalesce(c.in_progress, 0) AS in_progress, coalesce(c.stale, 0) AS stale, coalesce(d.reconcilers, 0) AS drifting_reconcilers
+    SELECT totals.*, page.name, page.type, page.first_seen_at, page.last_seen_at,
+           -- In promotion order, as everywhere.
+           (SELECT array_agg(e.name ORDER BY e.environment_rank) FROM environment_in_order e WHERE e.id = ANY(hs.environment_ids)) AS environments,
+           coalesce(hs.total, 0) AS total, coalesce(hs.succeeded, 0) AS succeeded, coalesce(hs.failed, 0) AS failed,
+           coalesce(hs.in_progress, 0) AS in_progress, coalesce(hs.stale, 0) AS stale, coalesce(hs.drifting, 0) AS drifting_reconcilers
       FROM totals
       LEFT JOIN page ON true
-      LEFT JOIN counts c ON c.host_id = page.id
-      LEFT JOIN environments ON environments.host_id = page.id
-      LEFT JOIN drift d ON d.name = page.name
+      LEFT JOIN host_summary hs ON hs.host_id = page.id
      ORDER BY page.name_sort_key, page.name`.execute(db);
   const first = rows.rows[0]!;
   const hosts = rows.rows.filter((row): row is typeof row & { name: string } => row.name !== null);

@@ -31,10 +31,12 @@ export function staleBefore(context: ReportContext): Date {
   return new Date(context.asOf.getTime() - context.staleAfterMs);
 }
 
-/** A reconciler's status as reports show it: its reported status, or `stale` when silent too long. */
+/**
+ * A reconciler's status as reports show it: its reported status, or `stale` when silent too long —
+ * the database's definition (kalypso_effective_status, schema/0012), which the views use too.
+ */
 export function effectiveStatus(state: string, context: ReportContext): RawBuilder<EffectiveStatus> {
-  return sql<EffectiveStatus>`CASE WHEN ${lastSeen(state)} < ${staleBefore(context)}::timestamptz THEN 'stale'
-                                   ELSE ${sql.ref(`${state}.status`)}::text END`;
+  return sql<EffectiveStatus>`kalypso_effective_status(${sql.ref(`${state}.status`)}, ${lastSeen(state)}, ${staleBefore(context)}::timestamptz)`;
 }
 
 export interface StatusCounts {
@@ -66,21 +68,15 @@ export function mergeCounts(into: StatusCounts, from: StatusCounts): void {
 }
 
 /**
- * Whether a state row has an effective status, as a plain predicate: cheaper than comparing the
- * CASE expression of effectiveStatus, which matters when aggregating every reconciler.
+ * The StatusCounts columns (total, succeeded, failed, in_progress, stale) summed from rows of
+ * endpoint_status_count (`counts`: status, reconcilers), the summary kept current on write (schema/0012).
  */
-export function hasStatus(state: string, status: EffectiveStatus, context: ReportContext): RawBuilder<boolean> {
-  const seen = sql.ref(`${state}.last_seen_at`);
-  const cutoff = sql`${staleBefore(context)}::timestamptz`;
-  if (status === 'stale') return sql<boolean>`${seen} < ${cutoff}`;
-  return sql<boolean>`(${sql.ref(`${state}.status`)} = ${status} AND ${seen} >= ${cutoff})`;
-}
-
-/** SQL aggregates producing the StatusCounts columns (total, succeeded, failed, in_progress, stale). */
-export function statusCountColumns(state: string, context: ReportContext): RawBuilder<unknown> {
-  const count = (status: EffectiveStatus) => sql`count(*) FILTER (WHERE ${hasStatus(state, status, context)})::int`;
-  return sql`count(*)::int AS total, ${count('success')} AS succeeded, ${count('failure')} AS failed,
-             ${count('in_progress')} AS in_progress, ${count('stale')} AS stale`;
+export function summedStatusCountColumns(counts: string): RawBuilder<unknown> {
+  const n = sql.ref(`${counts}.reconcilers`);
+  const status = sql.ref(`${counts}.status`);
+  const sum = (value: EffectiveStatus) => sql`coalesce(sum(${n}) FILTER (WHERE ${status} = ${value}), 0)::int`;
+  return sql`coalesce(sum(${n}), 0)::int AS total, ${sum('success')} AS succeeded, ${sum('failure')} AS failed,
+             ${sum('in_progress')} AS in_progress, ${sum('stale')} AS stale`;
 }
 
 export interface StatusCountRow {

@@ -4,16 +4,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
-import type { DeploymentStatus as ReportedStatus } from '../../model/deployment-records.ts';
-import {
-  addStatus,
-  emptyCounts,
-  hasStatus,
-  joinVersionAt,
-  mergeCounts,
-  type ReportContext,
-  type StatusCounts,
-} from './report-context.ts';
+import { summariesCurrent } from '../summary-refresh.ts';
+import { addStatus, type EffectiveStatus, emptyCounts, mergeCounts, type ReportContext, type StatusCounts } from './report-context.ts';
 
 export interface DesiredVersion {
   version: string;
@@ -49,6 +41,21 @@ export interface TargetDeployment {
 /** A row of the comparison: workspace, application, workload and deployment target name. */
 export type TargetRowKey = readonly [string, string, string, string];
 
+/** The cursor of a page that ends at `key` (compare, environment state). */
+export function encodeTargetCursor(key: TargetRowKey): string {
+  return Buffer.from(JSON.stringify(key)).toString('base64url');
+}
+
+/** undefined when the text is not a cursor this hub issued. */
+export function decodeTargetCursor(text: string): TargetRowKey | undefined {
+  try {
+    const key = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
+    return Array.isArray(key) && key.length === 4 && key.every((part) => typeof part === 'string') ? (key as unknown as TargetRowKey) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function targetDeployments(
   db: Kysely<HubDatabase>,
   context: ReportContext,
@@ -61,6 +68,7 @@ export async function targetDeployments(
       : sql`(t.workspace, t.application, t.workload, t.name) IN (
               SELECT * FROM unnest(${rows.map((row) => row[0])}::text[], ${rows.map((row) => row[1])}::text[],
                                    ${rows.map((row) => row[2])}::text[], ${rows.map((row) => row[3])}::text[]))`;
+  await summariesCurrent(db, context.asOf);
   const targets = await sql<{
     id: number;
     workspace: string;
@@ -83,31 +91,10 @@ export async function targetDeployments(
      WHERE t.environment = ANY(${environments}::text[]) AND ${onlyRows}
      ORDER BY t.workspace, t.application, t.workload, t.name, ${TARGET_ENVIRONMENT_ORDER}`.execute(db);
 
-  // Aggregate the reconcilers per endpoint first (thousands of rows → hundreds), then name versions.
-  const deployed = await sql<{
-    target_id: number;
-    commit: string;
-    version: string | null;
-    on_desired: boolean;
-    status: ReportedStatus;
-    stale: boolean;
-    n: number;
-  }>`
-    WITH targets AS (
-      SELECT t.id, t.manifests_endpoint_id, t.current_assignment_id FROM deployment_target_named t
-       WHERE t.environment = ANY(${environments}::text[]) AND ${onlyRows}
-    ), per_endpoint AS (
-      SELECT s.manifests_endpoint_id, s.gitops_commit_id, s.status, ${hasStatus('s', 'stale', context)} AS stale, count(*)::int AS n
-        FROM deployment_state s
-       WHERE s.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM targets)
-       GROUP BY 1, 2, 3, 4
-    )
-    SELECT t.id AS target_id, p.gitops_commit_id AS commit, v.version,
-           coalesce(v_assignment.rollout_id = ca.rollout_id, false) AS on_desired, p.status, p.stale, p.n
-      FROM targets t
-      JOIN per_endpoint p ON p.manifests_endpoint_id = t.manifests_endpoint_id
-      LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
-      ${joinVersionAt('t', sql`p.gitops_commit_id`, 'v')}`.execute(db);
+  // The reconcilers per target and commit, from the counts kept on write (schema/0012).
+  const deployed = await sql<{ target_id: number; commit: string; version: string | null; on_desired: boolean; status: EffectiveStatus; n: number }>`
+    SELECT deployment_target_id AS target_id, gitops_commit_id AS commit, version, on_desired, status, reconcilers AS n
+      FROM kalypso_target_deployments(${targets.rows.map((row) => row.id)}::bigint[])`.execute(db);
 
   const byTarget = new Map<number, Map<string, DeployedVersion>>();
   for (const row of deployed.rows) {
@@ -115,7 +102,7 @@ export async function targetDeployments(
     byTarget.set(row.target_id, versions);
     const entry = versions.get(row.commit) ?? { version: row.version, commit: row.commit, onDesired: row.on_desired, reconcilers: emptyCounts() };
     versions.set(row.commit, entry);
-    addStatus(entry.reconcilers, row.stale ? 'stale' : row.status, row.n);
+    addStatus(entry.reconcilers, row.status, row.n);
   }
 
   return targets.rows.map((row) => {

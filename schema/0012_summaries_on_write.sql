@@ -1,0 +1,359 @@
+-- Reports kept current on write (issue 20). Every rule a report applies is defined here once, and the
+-- API and the kalypso_* views read the same definitions:
+--
+--   kalypso_effective_status(status, last_seen_at, stale_before)   a reconciler's status as reports show it
+--   kalypso_judge_drift(endpoint_ids, stale_before)                which reconcilers drift from which target, why, since when
+--   kalypso_target_deployments(target_ids)                         per target, the commits it runs, their versions, counts by status
+--
+-- The whole-fleet reports no longer recount every reconciler per request: summaries are kept
+-- current the way the rollout table is (schema/0008). Writers queue what they changed in their own
+-- statement (triggers, so that no writer can forget), a refresher folds the queue in, and readers
+-- fold it in before they read, so they see their own writes:
+--
+--   endpoint_status_count   reconcilers per endpoint, applied commit and effective status
+--   drift_item              each (target, reconciler) that drifts, with its reasons and since when
+--   host_summary            per host: reconcilers by status, how many drift, its environments
+--
+-- Staleness is an event, not a clock reading: each endpoint and host knows when its next reconciler
+-- turns stale (next_stale_at); the refresher takes those whose moment has come as if they had been
+-- queued. So counts including "stale" stay exact without scanning every reconciler, and the views,
+-- which read the summaries, agree with the API to the refresher's interval.
+
+CREATE FUNCTION kalypso_effective_status(status deployment_status, last_seen_at timestamptz, stale_before timestamptz) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN last_seen_at < stale_before THEN 'stale' ELSE status::text END
+$$;
+
+-- What changed; one row per writing statement (appends never contend). A reconciler's state change
+-- touches its endpoint and its host; a change of desired state (desired_endpoint_ids) touches its
+-- endpoint and every host that pulls it (their drift counts).
+CREATE TABLE summary_queue (
+  id                     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  manifests_endpoint_ids bigint[] NOT NULL DEFAULT '{}',
+  host_ids               bigint[] NOT NULL DEFAULT '{}',
+  desired_endpoint_ids   bigint[] NOT NULL DEFAULT '{}'
+);
+
+CREATE TABLE endpoint_status_count (
+  manifests_endpoint_id bigint NOT NULL,
+  gitops_commit_id      text NOT NULL,
+  status                text NOT NULL,
+  reconcilers           integer NOT NULL,
+  PRIMARY KEY (manifests_endpoint_id, gitops_commit_id, status)
+);
+
+-- When the next reconciler of an endpoint turns stale (NULL: none will until it reports again).
+CREATE TABLE endpoint_summary (
+  manifests_endpoint_id bigint PRIMARY KEY,
+  next_stale_at         timestamptz
+);
+CREATE INDEX endpoint_summary_due ON endpoint_summary (next_stale_at) WHERE next_stale_at IS NOT NULL;
+
+CREATE TABLE drift_item (
+  deployment_target_id   bigint NOT NULL,
+  reconciler_id          bigint NOT NULL,
+  environment_id         bigint NOT NULL,
+  manifests_endpoint_id  bigint NOT NULL,
+  host_id                bigint NOT NULL,
+  not_on_desired_rollout boolean NOT NULL,
+  failing                boolean NOT NULL,
+  stale                  boolean NOT NULL,
+  drifting_since         timestamptz NOT NULL,
+  PRIMARY KEY (deployment_target_id, reconciler_id)
+);
+CREATE INDEX drift_item_by_endpoint ON drift_item (manifests_endpoint_id);
+CREATE INDEX drift_item_by_host ON drift_item (host_id);
+-- Longest first, a page at a time, for the fleet or one environment.
+CREATE INDEX drift_item_page ON drift_item (drifting_since, reconciler_id, deployment_target_id);
+CREATE INDEX drift_item_environment_page ON drift_item (environment_id, drifting_since, reconciler_id, deployment_target_id);
+
+CREATE TABLE host_summary (
+  host_id         bigint PRIMARY KEY,
+  total           integer NOT NULL,
+  succeeded       integer NOT NULL,
+  failed          integer NOT NULL,
+  in_progress     integer NOT NULL,
+  stale           integer NOT NULL,
+  -- Reconcilers not on their target's desired rollout (failing and silent ones are in the counts).
+  drifting        integer NOT NULL,
+  environment_ids bigint[] NOT NULL,
+  next_stale_at   timestamptz
+);
+CREATE INDEX host_summary_due ON host_summary (next_stale_at) WHERE next_stale_at IS NOT NULL;
+
+-- Drift: not on the desired rollout (neither the desired commit nor another commit running the
+-- desired version), failing, or stale; out of date since the desired rollout began or since the
+-- reconciler entered its state, whichever came later; failing since it entered its state; stale
+-- since it was last seen. The earliest reason that holds is the drift's start.
+CREATE FUNCTION kalypso_judge_drift(endpoint_ids bigint[], stale_before timestamptz)
+RETURNS TABLE (deployment_target_id bigint, reconciler_id bigint, environment_id bigint, manifests_endpoint_id bigint, host_id bigint,
+               not_on_desired_rollout boolean, failing boolean, stale boolean, drifting_since timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+  WITH judged AS (
+    SELECT t.id AS target_id, t.environment_id, s.reconciler_id, s.manifests_endpoint_id, s.host_id, s.status, s.observed_at, s.last_seen_at,
+           ca.id IS NOT NULL AND s.gitops_commit_id IS DISTINCT FROM ca.gitops_commit_id
+             -- The applied commit's rollout is looked up (by index) only for reconcilers off the desired commit.
+             AND (SELECT a.rollout_id FROM target_commit tc JOIN deployment_assignment a ON a.id = tc.assignment_id
+                   WHERE tc.deployment_target_id = t.id AND tc.gitops_commit_id = s.gitops_commit_id) IS DISTINCT FROM ca.rollout_id
+             AS off_rollout,
+           cr.assigned_at AS rollout_started_at
+      FROM deployment_target t
+      JOIN deployment_state s ON s.manifests_endpoint_id = t.manifests_endpoint_id
+      LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
+      LEFT JOIN deployment_assignment cr ON cr.id = ca.rollout_id
+     WHERE t.manifests_endpoint_id = ANY($1)
+  )
+  SELECT j.target_id, j.reconciler_id, j.environment_id, j.manifests_endpoint_id, j.host_id,
+         j.off_rollout, j.status = 'failure', j.last_seen_at < $2,
+         -- least() skips NULLs: the reasons that do not hold.
+         least(CASE WHEN j.off_rollout THEN greatest(j.rollout_started_at, j.observed_at) END,
+               CASE WHEN j.status = 'failure' THEN j.observed_at END,
+               CASE WHEN j.last_seen_at < $2 THEN j.last_seen_at END)
+    FROM judged j
+   WHERE j.off_rollout OR j.status = 'failure' OR j.last_seen_at < $2
+$$;
+
+-- Per deployment target, the commits its reconcilers run: the version each commit runs there
+-- (assigned with it, or carried), whether it is on the desired rollout, and counts by status.
+CREATE FUNCTION kalypso_target_deployments(target_ids bigint[])
+RETURNS TABLE (deployment_target_id bigint, gitops_commit_id text, version text, on_desired boolean, status text, reconcilers integer)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+  SELECT t.id, c.gitops_commit_id, v.version, coalesce(a.rollout_id = ca.rollout_id, false), c.status, c.reconcilers
+    FROM deployment_target t
+    JOIN endpoint_status_count c ON c.manifests_endpoint_id = t.manifests_endpoint_id
+    LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
+    LEFT JOIN target_commit tc ON tc.deployment_target_id = t.id AND tc.gitops_commit_id = c.gitops_commit_id
+    LEFT JOIN deployment_assignment a ON a.id = tc.assignment_id
+    LEFT JOIN workload_version v ON v.id = a.workload_version_id
+   WHERE t.id = ANY($1)
+$$;
+
+-- Recomputes the summaries of the queued endpoints and hosts, and of those whose next reconciler
+-- has turned stale by `at` (the hub's clock; now() unless a test pins it). Serialized by the caller
+-- (an advisory lock, src/store/summary-refresh.ts). `everything`: recompute all (to fill them first,
+-- and after the stale-after setting changed).
+CREATE FUNCTION kalypso_refresh_summaries(everything boolean DEFAULT false, at timestamptz DEFAULT now())
+RETURNS TABLE (endpoints integer, hosts integer)
+LANGUAGE plpgsql AS $function$
+DECLARE
+  settings record;
+  endpoint_ids bigint[];
+  host_ids bigint[];
+  desired_ids bigint[];
+BEGIN
+  SELECT hs.stale_after, at - hs.stale_after AS stale_before INTO settings FROM hub_settings hs;
+  WITH taken AS (
+    DELETE FROM summary_queue RETURNING summary_queue.manifests_endpoint_ids, summary_queue.host_ids, summary_queue.desired_endpoint_ids
+  )
+  SELECT ARRAY(SELECT DISTINCT x FROM taken, unnest(taken.manifests_endpoint_ids) x),
+         ARRAY(SELECT DISTINCT y FROM taken, unnest(taken.host_ids) y),
+         ARRAY(SELECT DISTINCT z FROM taken, unnest(taken.desired_endpoint_ids) z)
+    INTO endpoint_ids, host_ids, desired_ids;
+  IF everything THEN
+    endpoint_ids := ARRAY(SELECT id FROM manifests_endpoint);
+    host_ids := ARRAY(SELECT id FROM host);
+  ELSE
+    -- Those whose next reconciler has turned stale count as queued.
+    endpoint_ids := ARRAY(SELECT DISTINCT x FROM unnest(endpoint_ids || desired_ids || ARRAY(
+      SELECT e.manifests_endpoint_id FROM endpoint_summary e WHERE e.next_stale_at <= at)) x);
+    host_ids := ARRAY(SELECT DISTINCT y FROM unnest(host_ids
+      || ARRAY(SELECT h.host_id FROM host_summary h WHERE h.next_stale_at <= at)
+      -- A change of desired state moves the drift counts of every host that pulls the endpoint.
+      || ARRAY(SELECT s.host_id FROM deployment_state s WHERE s.manifests_endpoint_id = ANY(desired_ids))) y);
+  END IF;
+
+  IF cardinality(endpoint_ids) > 0 THEN
+    DELETE FROM endpoint_status_count c WHERE c.manifests_endpoint_id = ANY(endpoint_ids);
+    INSERT INTO endpoint_status_count (manifests_endpoint_id, gitops_commit_id, status, reconcilers)
+    SELECT s.manifests_endpoint_id, s.gitops_commit_id, kalypso_effective_status(s.status, s.last_seen_at, settings.stale_before), count(*)
+      FROM deployment_state s
+     WHERE s.manifests_endpoint_id = ANY(endpoint_ids)
+     GROUP BY 1, 2, 3;
+    DELETE FROM drift_item d WHERE d.manifests_endpoint_id = ANY(endpoint_ids);
+    INSERT INTO drift_item SELECT * FROM kalypso_judge_drift(endpoint_ids, settings.stale_before);
+    INSERT INTO endpoint_summary (manifests_endpoint_id, next_stale_at)
+    SELECT e.id, (SELECT min(s.last_seen_at) + settings.stale_after FROM deployment_state s
+                   WHERE s.manifests_endpoint_id = e.id AND s.last_seen_at >= settings.stale_before)
+      FROM unnest(endpoint_ids) AS e(id)
+    ON CONFLICT (manifests_endpoint_id) DO UPDATE SET next_stale_at = excluded.next_stale_at;
+  END IF;
+
+  IF cardinality(host_ids) > 0 THEN
+    DELETE FROM host_summary h WHERE h.host_id = ANY(host_ids);
+    INSERT INTO host_summary (host_id, total, succeeded, failed, in_progress, stale, drifting, environment_ids, next_stale_at)
+    SELECT h.id,
+           coalesce(c.total, 0), coalesce(c.succeeded, 0), coalesce(c.failed, 0), coalesce(c.in_progress, 0), coalesce(c.stale, 0),
+           (SELECT count(DISTINCT d.reconciler_id)::int FROM drift_item d WHERE d.host_id = h.id AND d.not_on_desired_rollout),
+           ARRAY(SELECT DISTINCT t.environment_id FROM deployment_state s JOIN deployment_target t ON t.manifests_endpoint_id = s.manifests_endpoint_id
+                  WHERE s.host_id = h.id ORDER BY 1),
+           c.next_stale_at
+      FROM host h
+      LEFT JOIN LATERAL (
+        SELECT count(*)::int AS total,
+               count(*) FILTER (WHERE x.status = 'success')::int AS succeeded,
+               count(*) FILTER (WHERE x.status = 'failure')::int AS failed,
+               count(*) FILTER (WHERE x.status = 'in_progress')::int AS in_progress,
+               count(*) FILTER (WHERE x.status = 'stale')::int AS stale,
+               min(x.last_seen_at) FILTER (WHERE x.status <> 'stale') + settings.stale_after AS next_stale_at
+          FROM (SELECT kalypso_effective_status(s.status, s.last_seen_at, settings.stale_before) AS status, s.last_seen_at
+                  FROM deployment_state s WHERE s.host_id = h.id) x
+      ) c ON true
+     WHERE h.id = ANY(host_ids);
+  END IF;
+  RETURN QUERY SELECT cardinality(endpoint_ids), cardinality(host_ids);
+END $function$;
+
+-- The writers' side: every statement that changes reconcilers' state queues the endpoints and hosts
+-- it touched. An update that changes nothing a summary counts (a heartbeat of a reconciler where
+-- none is counted stale) queues nothing: it only moves the endpoint's next stale moment later, and
+-- when that earlier moment comes the refresher looks again and finds it live.
+CREATE FUNCTION kalypso_queue_state_summaries() RETURNS trigger
+LANGUAGE plpgsql AS $function$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO summary_queue (manifests_endpoint_ids, host_ids)
+    SELECT array_agg(DISTINCT n.manifests_endpoint_id), array_agg(DISTINCT n.host_id) FROM new_rows n HAVING count(*) > 0;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO summary_queue (manifests_endpoint_ids, host_ids)
+    SELECT array_agg(DISTINCT o.manifests_endpoint_id), array_agg(DISTINCT o.host_id) FROM old_rows o HAVING count(*) > 0;
+  ELSE
+    INSERT INTO summary_queue (manifests_endpoint_ids, host_ids)
+    SELECT array_agg(DISTINCT x.e), array_agg(DISTINCT x.h)
+      FROM old_rows o
+      JOIN new_rows n ON n.reconciler_id = o.reconciler_id
+      CROSS JOIN kalypso_settings cfg
+      CROSS JOIN LATERAL (VALUES (o.manifests_endpoint_id, o.host_id), (n.manifests_endpoint_id, n.host_id)) AS x(e, h)
+     WHERE o.manifests_endpoint_id IS DISTINCT FROM n.manifests_endpoint_id OR o.host_id IS DISTINCT FROM n.host_id
+        OR o.gitops_commit_id IS DISTINCT FROM n.gitops_commit_id OR o.status IS DISTINCT FROM n.status
+        OR o.observed_at IS DISTINCT FROM n.observed_at
+        OR n.last_seen_at < cfg.stale_before
+        -- A sign of life where the summaries count someone stale may take it back. Asked of the
+        -- summaries, not of a clock: the refresher may judge by another clock than this server's.
+        OR (o.last_seen_at IS DISTINCT FROM n.last_seen_at
+            AND (EXISTS (SELECT 1 FROM endpoint_status_count c WHERE c.manifests_endpoint_id = o.manifests_endpoint_id AND c.status = 'stale')
+                 OR EXISTS (SELECT 1 FROM host_summary hs WHERE hs.host_id = o.host_id AND hs.stale > 0)))
+    HAVING count(*) > 0;
+  END IF;
+  RETURN NULL;
+END $function$;
+
+CREATE TRIGGER deployment_state_summaries_insert AFTER INSERT ON deployment_state
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kalypso_queue_state_summaries();
+CREATE TRIGGER deployment_state_summaries_update AFTER UPDATE ON deployment_state
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kalypso_queue_state_summaries();
+CREATE TRIGGER deployment_state_summaries_delete AFTER DELETE ON deployment_state
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION kalypso_queue_state_summaries();
+
+-- Desired state moves drift too: a new current assignment, a renumbered rollout, a commit a target
+-- carries its version to. Those statements queue the endpoints of the targets they touched.
+CREATE FUNCTION kalypso_queue_target_summaries() RETURNS trigger
+LANGUAGE plpgsql AS $function$
+BEGIN
+  IF TG_TABLE_NAME = 'deployment_target' THEN
+    INSERT INTO summary_queue (desired_endpoint_ids)
+    SELECT array_agg(DISTINCT n.manifests_endpoint_id) FROM new_rows n HAVING count(*) > 0;
+  ELSE
+    -- deployment_assignment and target_commit: rows of a target.
+    INSERT INTO summary_queue (desired_endpoint_ids)
+    SELECT array_agg(DISTINCT t.manifests_endpoint_id) FROM new_rows n JOIN deployment_target t ON t.id = n.deployment_target_id HAVING count(*) > 0;
+  END IF;
+  RETURN NULL;
+END $function$;
+
+CREATE TRIGGER deployment_target_summaries_insert AFTER INSERT ON deployment_target
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kalypso_queue_target_summaries();
+CREATE TRIGGER deployment_target_summaries_update AFTER UPDATE ON deployment_target
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kalypso_queue_target_summaries();
+CREATE TRIGGER deployment_assignment_summaries_update AFTER UPDATE ON deployment_assignment
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kalypso_queue_target_summaries();
+CREATE TRIGGER target_commit_summaries_insert AFTER INSERT ON target_commit
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kalypso_queue_target_summaries();
+CREATE TRIGGER target_commit_summaries_update AFTER UPDATE ON target_commit
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kalypso_queue_target_summaries();
+
+-- The views read the same definitions and summaries as the API.
+CREATE OR REPLACE VIEW kalypso_environment_state AS
+SELECT t.environment, t.environment_order, t.workspace, t.application, t.workload, t.deployment_target,
+       me.endpoint AS manifests_endpoint,
+       dv.version AS desired_version, dv.build AS desired_build, a.gitops_commit_id AS desired_commit, a.assigned_at,
+       coalesce(d.deployed_versions, '') AS deployed_versions,
+       coalesce(d.reconcilers, 0) AS reconcilers, coalesce(d.succeeded, 0) AS succeeded, coalesce(d.failed, 0) AS failed,
+       coalesce(d.in_progress, 0) AS in_progress, coalesce(d.stale, 0) AS stale,
+       coalesce(d.on_desired_commit, 0) AS on_desired_commit,
+       -- The target at a glance, worst first.
+       CASE WHEN coalesce(d.reconcilers, 0) = 0 THEN 'no_reconcilers'
+            WHEN d.failed > 0 THEN 'failure'
+            WHEN d.stale > 0 THEN 'stale'
+            WHEN d.in_progress > 0 THEN 'in_progress'
+            WHEN a.id IS NOT NULL AND d.on_desired_version < d.reconcilers THEN 'out_of_date'
+            ELSE 'success' END AS status,
+       -- On the desired rollout: the desired commit, or another commit that runs the same version.
+       coalesce(d.on_desired_version, 0) AS on_desired_version
+  FROM kalypso_deployment_target t
+  JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
+  LEFT JOIN deployment_assignment a ON a.id = t.current_assignment_id
+  LEFT JOIN workload_version dv ON dv.id = a.workload_version_id
+  LEFT JOIN LATERAL (
+    SELECT sum(x.reconcilers)::int AS reconcilers,
+           coalesce(sum(x.reconcilers) FILTER (WHERE x.status = 'success'), 0)::int AS succeeded,
+           coalesce(sum(x.reconcilers) FILTER (WHERE x.status = 'failure'), 0)::int AS failed,
+           coalesce(sum(x.reconcilers) FILTER (WHERE x.status = 'in_progress'), 0)::int AS in_progress,
+           coalesce(sum(x.reconcilers) FILTER (WHERE x.status = 'stale'), 0)::int AS stale,
+           coalesce(sum(x.reconcilers) FILTER (WHERE x.gitops_commit_id = a.gitops_commit_id), 0)::int AS on_desired_commit,
+           coalesce(sum(x.reconcilers) FILTER (WHERE x.on_desired), 0)::int AS on_desired_version,
+           -- A deployed commit is named by the version that runs at it, else by its short id.
+           string_agg(DISTINCT coalesce(x.version, left(x.gitops_commit_id, 12)), ', ') AS deployed_versions
+      FROM kalypso_target_deployments(ARRAY[t.id]) x
+  ) d ON true;
+
+CREATE OR REPLACE VIEW kalypso_host_state AS
+SELECT h.name AS host, h.type AS host_type, h.last_seen_at AS host_last_seen_at,
+       h.last_seen_at < cfg.stale_before AS host_offline,
+       r.name AS reconciler, r.type AS reconciler_type, me.endpoint AS manifests_endpoint,
+       t.environment, t.workspace, t.application, t.workload, t.deployment_target,
+       dv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
+       av.version AS applied_version, s.gitops_commit_id AS applied_commit,
+       kalypso_effective_status(s.status, s.last_seen_at, cfg.stale_before) AS status,
+       s.status::text AS reported_status, s.status_message, s.observed_at AS status_since, s.last_seen_at,
+       t.environment_order
+  FROM deployment_state s
+  CROSS JOIN kalypso_settings cfg
+  JOIN host h ON h.id = s.host_id
+  JOIN reconciler r ON r.id = s.reconciler_id
+  JOIN manifests_endpoint me ON me.id = s.manifests_endpoint_id
+  LEFT JOIN kalypso_deployment_target t ON t.manifests_endpoint_id = s.manifests_endpoint_id
+  LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
+  LEFT JOIN workload_version dv ON dv.id = ca.workload_version_id
+  LEFT JOIN target_commit atc ON atc.deployment_target_id = t.id AND atc.gitops_commit_id = s.gitops_commit_id
+  LEFT JOIN deployment_assignment aa ON aa.id = atc.assignment_id
+  LEFT JOIN workload_version av ON av.id = aa.workload_version_id;
+
+CREATE OR REPLACE VIEW kalypso_drift AS
+SELECT t.environment, t.environment_order, t.workspace, t.application, t.workload, t.deployment_target,
+       h.name AS host, r.name AS reconciler, r.type AS reconciler_type,
+       dv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
+       av.version AS applied_version, s.gitops_commit_id AS applied_commit,
+       CASE WHEN d.stale THEN 'stale' ELSE s.status::text END AS status, s.status_message,
+       d.not_on_desired_rollout AS not_on_desired_commit, d.failing, d.stale,
+       concat_ws(', ', CASE WHEN d.not_on_desired_rollout THEN 'not_on_desired_commit' END,
+                       CASE WHEN d.failing THEN 'failing' END, CASE WHEN d.stale THEN 'stale' END) AS reasons,
+       d.drifting_since,
+       greatest(0, extract(epoch FROM now() - d.drifting_since))::bigint AS drifting_for_seconds
+  FROM drift_item d
+  JOIN kalypso_deployment_target t ON t.id = d.deployment_target_id
+  JOIN deployment_state s ON s.reconciler_id = d.reconciler_id
+  JOIN host h ON h.id = d.host_id
+  JOIN reconciler r ON r.id = d.reconciler_id
+  LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
+  LEFT JOIN workload_version dv ON dv.id = ca.workload_version_id
+  LEFT JOIN target_commit atc ON atc.deployment_target_id = t.id AND atc.gitops_commit_id = s.gitops_commit_id
+  LEFT JOIN deployment_assignment aa ON aa.id = atc.assignment_id
+  LEFT JOIN workload_version av ON av.id = aa.workload_version_id;
+
+-- Filled once from what is stored.
+SELECT kalypso_refresh_summaries(true);
+
+-- The refresh writes, and judging drift reads every table: the hub's alone. (The views call
+-- kalypso_target_deployments; kalypso_effective_status reads nothing.)
+REVOKE EXECUTE ON FUNCTION kalypso_refresh_summaries(boolean, timestamptz) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION kalypso_judge_drift(bigint[], timestamptz) FROM PUBLIC;

@@ -1,0 +1,107 @@
+// The report summaries kept current on write (schema/0012): staleness is an event that comes at
+// its moment — in the API at once, in the views with the refresher's next tick — and a new report
+// takes it back; writes are folded in before a report reads; a refresh recomputes only what
+// changed or came due, not the fleet.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningHub } from '../../src/hub.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { connectDatabase } from '../../src/store/connect.ts';
+import { publishHubSettings } from '../../src/store/hub-settings.ts';
+import { refreshSummaries } from '../../src/store/summary-refresh.ts';
+import { apiGet } from '../support/api-get.ts';
+import { FleetBuilder } from '../support/known-fleet.ts';
+import { randomName } from '../support/random-ids.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { startTestHub } from '../support/test-hub.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const STALE_AFTER_MS = 10 * 60_000;
+let testDb: TestDatabase;
+let hub: RunningHub;
+/** The hub's clock, which the test moves (never behind the real one: reports are capped at receipt). */
+let now = Date.now();
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  hub = await startTestHub(testDb.url, ['--stale-after', '10m'], { clock: () => new Date(now) });
+});
+
+afterAll(async () => {
+  await hub.stop();
+  await testDb.drop();
+});
+
+const workload = (name: string) => ({ workspace: 'ws', application: 'app', workload: name, target: 'main' });
+
+async function environmentCounts(environment: string): Promise<{ total: number; succeeded: number; stale: number }> {
+  const { body } = await apiGet(hub, '/environments');
+  return body.items.find((item: { name: string }) => item.name === environment).reconcilers;
+}
+
+describe('summaries kept current on write', () => {
+  it('turns a silent reconciler stale at the moment stale-after passes, and back on its next report', async () => {
+    const environment = randomName('env');
+    const app = workload(randomName('w'));
+    const host = randomName('host');
+    const fleet = new FleetBuilder(hub.database.db);
+    await fleet.write([fleet.descriptor(app, environment, '1.0', 'c1', 5), fleet.state(host, app, environment, 'c1', 'success', 1)]);
+    const lastSeen = fleet.ago(1).getTime();
+
+    now = lastSeen + STALE_AFTER_MS - 1_000;
+    expect(await environmentCounts(environment)).toMatchObject({ total: 1, succeeded: 1, stale: 0 });
+    expect((await apiGet(hub, `/drift?environment=${environment}`)).body.items).toEqual([]);
+
+    // A second later it has been silent for longer than stale-after: the API says so at once.
+    now = lastSeen + STALE_AFTER_MS + 1_000;
+    expect(await environmentCounts(environment)).toMatchObject({ total: 1, succeeded: 0, stale: 1 });
+    const drift = (await apiGet(hub, `/drift?environment=${environment}`)).body;
+    expect(drift.items.map((item: { host: string; reasons: string[]; driftingSince: string }) => [item.host, item.reasons, item.driftingSince])).toEqual([
+      [host, ['stale'], new Date(lastSeen).toISOString()],
+    ]);
+    // The views, which Grafana's alerts read, follow with the refresher's next tick.
+    await waitFor(
+      async () => (await testDb.query<{ stale: number }>('SELECT stale FROM kalypso_environment_state WHERE environment = $1', [environment]))[0]?.stale === 1,
+      'kalypso_environment_state to count it stale',
+      5_000,
+    );
+    expect(await testDb.query('SELECT host, reasons FROM kalypso_drift WHERE environment = $1', [environment])).toEqual([{ host, reasons: 'stale' }]);
+
+    // It reports again (the clock the hub judges by is ahead; the report is as of real time).
+    now = Date.now() + 1_000;
+    await fleet.write([{ ...fleet.state(host, app, environment, 'c1', 'success', 0) }]);
+    expect(await environmentCounts(environment)).toMatchObject({ total: 1, succeeded: 1, stale: 0 });
+    expect((await apiGet(hub, `/drift?environment=${environment}`)).body.items).toEqual([]);
+  });
+
+  it('recomputes only what a write touched, and what came due', async () => {
+    // Its own database without a hub: no refresher takes the queue from under the test.
+    const alone = await createTestDatabase();
+    const database = connectDatabase({ url: alone.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+    try {
+      await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
+      const environment = randomName('env');
+      const apps = [workload(randomName('a')), workload(randomName('b'))];
+      const fleet = new FleetBuilder(database.db);
+      const at = Date.now();
+      await fleet.write([
+        ...apps.map((app) => fleet.descriptor(app, environment, '1.0', 'c1', 5)),
+        ...apps.flatMap((app) => [fleet.state('h1', app, environment, 'c1', 'success', 1), fleet.state('h2', app, environment, 'c1', 'success', 1)]),
+      ]);
+      expect(await refreshSummaries(database.db, { wait: true, at: new Date(at) })).toEqual({ endpoints: 2, hosts: 2 });
+      // One reconciler's new status: its endpoint and its host, nothing else. (A new commit would also
+      // touch every host of the branch: the versions it carries can move their drift.)
+      await fleet.write([fleet.state('h1', apps[0]!, environment, 'c1', 'failure', 0)]);
+      expect(await refreshSummaries(database.db, { wait: true, at: new Date(at) })).toEqual({ endpoints: 1, hosts: 1 });
+      // Nothing written, nothing due: nothing recomputed.
+      expect(await refreshSummaries(database.db, { wait: true, at: new Date(at) })).toEqual({ endpoints: 0, hosts: 0 });
+      // Past stale-after every endpoint and host comes due, once.
+      const later = new Date(Date.now() + STALE_AFTER_MS + 60_000);
+      expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ endpoints: 2, hosts: 2 });
+      expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ endpoints: 0, hosts: 0 });
+      expect(await alone.query('SELECT status, sum(reconcilers)::int AS n FROM endpoint_status_count GROUP BY status')).toEqual([{ status: 'stale', n: 4 }]);
+    } finally {
+      await database.close();
+      await alone.drop();
+    }
+  });
+});
