@@ -209,3 +209,27 @@ describe('the promotion check of an environment of this fleet', () => {
     await page.close();
   });
 });
+
+describe('the drift page of this fleet', () => {
+  it('counts every drifting reconciler, shows 200 a page, longest first, and pages on', async () => {
+    const environment = fleet.environments[1]!;
+    const { body } = await apiGet(hub, `/drift?environment=${environment}&limit=5000`);
+    const all = body.items as { host: string; driftingSince: string }[];
+    expect(all.length).toBeGreaterThan(PAGE);
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    await page.goto(`${base}/drift?environment=${environment}`);
+    await page.waitForSelector('table.drift tbody tr');
+    const { drifting, notOnDesiredCommit, failing, stale } = body.totals as { drifting: number; notOnDesiredCommit: number; failing: number; stale: number };
+    expect(drifting).toBe(all.length);
+    expect(await page.locator('p.drift-totals').textContent()).toBe(
+      `${n(drifting)} drifting · ${n(notOnDesiredCommit)} not on the desired rollout · ${n(failing)} failing · ${n(stale)} silent (${PAGE} on this page, longest first)`,
+    );
+    const shown = () => page.$$eval('table.drift tbody tr', (rows) => rows.map((row) => row.getAttribute('data-host')));
+    expect(await shown()).toEqual(all.slice(0, PAGE).map((item) => item.host));
+    await page.click('nav.pager a[rel="next"]');
+    await page.waitForURL((url) => url.searchParams.get('cursor') !== null);
+    await page.waitForSelector(`table.drift tbody tr:first-child[data-host="${all[PAGE]!.host}"]`);
+    expect(await shown()).toEqual(all.slice(PAGE, 2 * PAGE).map((item) => item.host));
+    await page.close();
+  });
+});

@@ -126,6 +126,14 @@ export interface Drift {
   driftingForSeconds: number;
 }
 
+/** GET /drift's totals: every drifting reconciler (× target) of the slice, by reason. */
+export interface DriftTotals {
+  drifting: number;
+  notOnDesiredCommit: number;
+  failing: number;
+  stale: number;
+}
+
 export interface RolloutState extends StatusCounts {
   /** The gate asked: one manifests endpoint, or every deployment target of an environment. */
   manifestsEndpoint?: string;

@@ -1,11 +1,11 @@
 // What is not where it should be — off the desired commit, failing, or silent — and since when.
-import { type Drift, type Environment, getJson } from '../api.ts';
+import { type Drift, type DriftTotals, type Environment, getJson } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { duration, exactTime } from '../format.ts';
 import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
 import { statusBadge } from '../status-bar.ts';
 import { commitText } from '../times.ts';
-import { param } from '../url-state.ts';
+import { href, param } from '../url-state.ts';
 
 const REASONS: Record<Drift['reasons'][number], string> = {
   not_on_desired_commit: 'not on the desired commit',
@@ -13,17 +13,20 @@ const REASONS: Record<Drift['reasons'][number], string> = {
   stale: 'silent (stale)',
 };
 
+const PAGE_SIZE = '200';
+
 export function mountDrift(root: HTMLElement, signal: AbortSignal): Page {
   const environment = param('environment');
+  const cursor = param('cursor');
   const environments = h('select', { name: 'environment' }, h('option', { value: '' }, 'all'));
   const content = h('div', { 'aria-busy': 'true' }, 'Loading…');
   replaceContent(root, h('h1', {}, 'Drift'), filterForm('/drift', [field('Environment', environments)]), content);
   return {
     refresh: () =>
       guarded(content, signal, async () => {
-        const [{ items: known }, { items }] = await Promise.all([
+        const [{ items: known }, { items, nextCursor, totals }] = await Promise.all([
           getJson<{ items: Environment[] }>('/environments', {}, signal),
-          getJson<{ items: Drift[] }>('/drift', { environment }, signal),
+          getJson<{ items: Drift[]; nextCursor: string | null; totals: DriftTotals }>('/drift', { environment, cursor, limit: PAGE_SIZE }, signal),
         ]);
         if (environments.options.length === 1) {
           environments.append(...known.map((entry) => h('option', { value: entry.name, selected: entry.name === environment }, entry.name)));
@@ -32,6 +35,7 @@ export function mountDrift(root: HTMLElement, signal: AbortSignal): Page {
         const reporting = known.filter((entry) => environment === undefined || entry.name === environment).reduce((sum, entry) => sum + entry.reconcilers.total, 0);
         updateContent(
           content,
+          totals.drifting === 0 ? null : summary(totals, items.length),
           items.length > 0
             ? h(
                 'table',
@@ -60,7 +64,25 @@ export function mountDrift(root: HTMLElement, signal: AbortSignal): Page {
               : known.length > 0
                 ? h('p', { class: 'muted' }, `No reconciler reports for ${environment ?? 'any environment'} yet: nothing to compare with what is desired.`)
                 : noDataYet('reconcilers reporting'),
+          h(
+            'nav',
+            { class: 'pager', 'aria-label': 'Pages' },
+            cursor === undefined ? null : h('a', { href: href('/drift', { environment }) }, '« First page'),
+            nextCursor === null ? null : h('a', { href: href('/drift', { environment, cursor: nextCursor }), rel: 'next' }, 'Next page »'),
+          ),
         );
       }),
   };
+}
+
+/** The whole environment's (or fleet's) drift by reason, over every page. */
+function summary(totals: DriftTotals, shown: number): HTMLElement {
+  const n = (value: number) => value.toLocaleString('en');
+  return h(
+    'p',
+    { class: 'count drift-totals' },
+    `${n(totals.drifting)} drifting`,
+    ` · ${n(totals.notOnDesiredCommit)} not on the desired rollout · ${n(totals.failing)} failing · ${n(totals.stale)} silent`,
+    shown < totals.drifting ? h('span', { class: 'muted' }, ` (${n(shown)} on this page, longest first)`) : null,
+  );
 }
