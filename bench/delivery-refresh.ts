@@ -2,8 +2,9 @@
 // and that environment's reconcilers report it (in progress, then success: every record a state
 // transition on an endpoint with a deployment target), so every write queues rollout refreshes.
 // Measures ingest with the refresh running, how long after the last acknowledgement the rollouts
-// are current (the refresh timer ticks every 2 s), the refresh time the hub reports in /metrics,
-// and whether every new rollout came out converged.
+// are current (the refresh timer ticks every 2 s) and how long until the report summaries are
+// (every second), the refresh times the hub reports in /metrics, and whether every new rollout came
+// out converged.
 import { sql } from 'kysely';
 import { createLogger } from '../src/log/logger.ts';
 import { connectDatabase } from '../src/store/connect.ts';
@@ -22,6 +23,10 @@ export interface DeliveryRefreshResult {
   readonly recordsPerSecond: number;
   /** From the last acknowledgement until the refresh queue was empty. */
   readonly currentAfterMs: number;
+  /** From the last acknowledgement until the report summaries' queue was empty (schema/0012). */
+  readonly summariesCurrentAfterMs: number;
+  /** The summary refreshes' time (hub /metrics) per record ingested, in microseconds. */
+  readonly summaryMicrosPerRecord: number;
   readonly refreshes: number;
   readonly refreshMeanMs: number;
   readonly rolloutsChanged: number;
@@ -82,12 +87,14 @@ export async function benchDeliveryRefresh(url: string, hub: BenchHub, environme
     const before = await refreshMetrics(hub);
     const ingest = await benchIngestRawGrpc([hub], records, { batchSize: 1_000, clients: 4, name: 'delivery refresh' });
     const acknowledged = performance.now();
-    for (;;) {
-      const queued = await sql<{ n: number }>`SELECT count(*)::int AS n FROM rollout_refresh_queue`.execute(db);
-      if (queued.rows[0]!.n === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const currentAfterMs = Math.round(performance.now() - acknowledged);
+    const drained = async (queue: 'rollout_refresh_queue' | 'summary_queue'): Promise<number> => {
+      for (;;) {
+        const queued = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(queue)}`.execute(db);
+        if (queued.rows[0]!.n === 0) return Math.round(performance.now() - acknowledged);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const [currentAfterMs, summariesCurrentAfterMs] = await Promise.all([drained('rollout_refresh_queue'), drained('summary_queue')]);
     // The refresh that emptied the queue may still be committing its results.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const after = await refreshMetrics(hub);
@@ -100,6 +107,8 @@ export async function benchDeliveryRefresh(url: string, hub: BenchHub, environme
       records: records.length,
       recordsPerSecond: ingest.recordsPerSecond,
       currentAfterMs,
+      summariesCurrentAfterMs,
+      summaryMicrosPerRecord: Math.round(((after.summarySum - before.summarySum) * 1e6) / records.length),
       refreshes,
       refreshMeanMs: refreshes > 0 ? Math.round(((after.sum - before.sum) / refreshes) * 10_000) / 10 : 0,
       rolloutsChanged: after.changed - before.changed,
@@ -110,12 +119,13 @@ export async function benchDeliveryRefresh(url: string, hub: BenchHub, environme
   }
 }
 
-async function refreshMetrics(hub: BenchHub): Promise<{ count: number; sum: number; changed: number }> {
+async function refreshMetrics(hub: BenchHub): Promise<{ count: number; sum: number; changed: number; summarySum: number }> {
   const text = await (await fetch(`${hub.baseUrl}/metrics`)).text();
   const value = (name: string) => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? 0);
   return {
     count: value('kalypso_rollout_refresh_seconds_count'),
     sum: value('kalypso_rollout_refresh_seconds_sum'),
     changed: value('kalypso_rollouts_refreshed_total'),
+    summarySum: value('kalypso_summary_refresh_seconds_sum'),
   };
 }

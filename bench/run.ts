@@ -2,6 +2,9 @@
 // this machine against an embedded PostgreSQL, prints a table and (for a full run) writes
 // bench/results.md.
 import { writeFile } from 'node:fs/promises';
+import { sql } from 'kysely';
+import { createLogger } from '../src/log/logger.ts';
+import { connectDatabase } from '../src/store/connect.ts';
 import { parseArgs } from 'node:util';
 import { type BenchHub, type BenchServer, startBenchHub, startBenchServer } from './bench-hub.ts';
 import { machineLine, markdownTable, progress } from './bench-report.ts';
@@ -38,6 +41,18 @@ async function withHubs<T>(url: string, count: number, body: (hubs: BenchHub[]) 
   }
 }
 
+/** Turns the triggers that queue summary refreshes (schema/0012) off or on. */
+async function setSummaryTriggers(url: string, action: 'DISABLE' | 'ENABLE'): Promise<void> {
+  const database = connectDatabase({ url, poolSize: 1, connectTimeoutMs: 5_000, applicationName: 'bench' }, createLogger('silent'));
+  try {
+    for (const trigger of ['insert', 'update', 'delete']) {
+      await sql`ALTER TABLE deployment_state ${sql.raw(action)} TRIGGER ${sql.raw(`deployment_state_summaries_${trigger}`)}`.execute(database.db);
+    }
+  } finally {
+    await database.close();
+  }
+}
+
 async function ingestSection(server: BenchServer): Promise<string[]> {
   const { url, database } = await server.createDatabase('bench_ingest');
   await database.close();
@@ -55,6 +70,19 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
         const copy = await benchCopyBaseline(url, runId);
         rows.push(['COPY of the same history rows (binary, one stream)', '–', copy.rows, '–', 1, copy.rowsPerSecond, '–', '–', '–']);
         copyRatio = `hub/COPY at batch 1,000: ${(result.recordsPerSecond / copy.rowsPerSecond).toFixed(2)}`;
+      }
+    }
+    // The cost of keeping the report summaries on write (issue 20): the same load with the queueing
+    // triggers off and on, alternating, in the same run.
+    for (const round of [1, 2]) {
+      for (const triggers of ['DISABLE', 'ENABLE'] as const) {
+        await setSummaryTriggers(url, triggers);
+        runId += 1;
+        const records = (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat();
+        const name = `OTLP/gRPC, raw, summary triggers ${triggers === 'DISABLE' ? 'off (as before issue 20)' : 'on'}, round ${round}`;
+        const result = await benchIngestRawGrpc([hub!], records, { batchSize: 1_000, clients: 4, name });
+        rows.push(ingestRow(result));
+        progress(`ingest ${name}: ${result.recordsPerSecond} records/s`);
       }
     }
     runId += 1;
@@ -135,8 +163,32 @@ async function reportsSection(server: BenchServer, size: FleetSize, withPanels: 
     `## Delivery analytics under ingest, fleet ${size.name} (a new version for every target of ${environment}; its reconcilers report it in progress, then succeeded; raw gRPC, batch 1,000, 4 clients)`,
     '',
     markdownTable(
-      ['new rollouts', 'records', 'records/s committed', 'rollouts current after last ack (ms)', 'refreshes', 'mean refresh ms', 'rollout changes', 'new rollouts converged'],
-      [[refresh.rollouts, refresh.records, refresh.recordsPerSecond, refresh.currentAfterMs, refresh.refreshes, refresh.refreshMeanMs, refresh.rolloutsChanged, refresh.converged]],
+      [
+        'new rollouts',
+        'records',
+        'records/s committed',
+        'rollouts current after last ack (ms)',
+        'summaries current after last ack (ms)',
+        'summary refresh µs per record',
+        'refreshes',
+        'mean refresh ms',
+        'rollout changes',
+        'new rollouts converged',
+      ],
+      [
+        [
+          refresh.rollouts,
+          refresh.records,
+          refresh.recordsPerSecond,
+          refresh.currentAfterMs,
+          refresh.summariesCurrentAfterMs,
+          refresh.summaryMicrosPerRecord,
+          refresh.refreshes,
+          refresh.refreshMeanMs,
+          refresh.rolloutsChanged,
+          refresh.converged,
+        ],
+      ],
     ),
     '',
   ];
