@@ -2,37 +2,49 @@
 -- API and the kalypso_* views read the same definitions:
 --
 --   kalypso_effective_status(status, last_seen_at, stale_before)   a reconciler's status as reports show it
---   kalypso_judge_drift(endpoint_ids, stale_before)                which reconcilers drift from which target, why, since when
+--   kalypso_judge_drift(reconciler_ids, stale_before)              which reconcilers drift from which target, why, since when
 --   kalypso_target_deployments(target_ids)                         per target, the commits it runs, their versions, counts by status
 --
 -- The whole-fleet reports no longer recount every reconciler per request: summaries are kept
--- current the way the rollout table is (schema/0008). Writers queue what they changed in their own
--- statement (triggers, so that no writer can forget), a refresher folds the queue in, and readers
--- fold it in before they read, so they see their own writes:
+-- current the way the rollout table is (schema/0008). Writers queue the reconcilers they changed in
+-- their own statement (triggers, so that no writer can forget), a refresher folds the queue in, and
+-- readers fold it in before they read, so they see their own writes:
 --
+--   summary_reconciler      each reconciler as the summaries count it (endpoint, commit, effective status)
 --   endpoint_status_count   reconcilers per endpoint, applied commit and effective status
 --   drift_item              each (target, reconciler) that drifts, with its reasons and since when
 --   host_summary            per host: reconcilers by status, how many drift, its environments
 --
--- Staleness is an event, not a clock reading: each endpoint and host knows when its next reconciler
--- turns stale (next_stale_at); the refresher takes those whose moment has come as if they had been
--- queued. So counts including "stale" stay exact without scanning every reconciler, and the views,
--- which read the summaries, agree with the API to the refresher's interval.
+-- A refresh costs what changed, not the size of what it touched: a reconciler's old and new place in
+-- the counts are compared and the difference added, so an endpoint pulled by 10,000 devices is not
+-- recounted for each report of one of them. Staleness is an event, not a clock reading: the
+-- reconcilers counted live whose last sign of life is older than stale-after (an index finds them)
+-- are folded in as if they had been queued — counts including "stale" stay exact without a scan,
+-- and the views, which read the summaries, agree with the API to the refresher's interval.
 
 CREATE FUNCTION kalypso_effective_status(status deployment_status, last_seen_at timestamptz, stale_before timestamptz) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN last_seen_at < stale_before THEN 'stale' ELSE status::text END
 $$;
 
--- What changed; one row per writing statement (appends never contend). A reconciler's state change
--- touches its endpoint and its host; a change of desired state (desired_endpoint_ids) touches its
--- endpoint and every host that pulls it (their drift counts).
+-- What changed; one row per writing statement (appends never contend): reconcilers whose state
+-- changed, and endpoints whose desired state changed (the drift of every reconciler pulling them).
 CREATE TABLE summary_queue (
-  id                     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  manifests_endpoint_ids bigint[] NOT NULL DEFAULT '{}',
-  host_ids               bigint[] NOT NULL DEFAULT '{}',
-  desired_endpoint_ids   bigint[] NOT NULL DEFAULT '{}'
+  id                   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  reconciler_ids       bigint[] NOT NULL DEFAULT '{}',
+  desired_endpoint_ids bigint[] NOT NULL DEFAULT '{}'
 );
+
+CREATE TABLE summary_reconciler (
+  reconciler_id         bigint PRIMARY KEY,
+  manifests_endpoint_id bigint NOT NULL,
+  host_id               bigint NOT NULL,
+  gitops_commit_id      text NOT NULL,
+  status                text NOT NULL,
+  last_seen_at          timestamptz NOT NULL
+);
+-- The live ones, by when they were last seen: those crossing stale-after.
+CREATE INDEX summary_reconciler_live ON summary_reconciler (last_seen_at) WHERE status <> 'stale';
 
 CREATE TABLE endpoint_status_count (
   manifests_endpoint_id bigint NOT NULL,
@@ -41,13 +53,8 @@ CREATE TABLE endpoint_status_count (
   reconcilers           integer NOT NULL,
   PRIMARY KEY (manifests_endpoint_id, gitops_commit_id, status)
 );
-
--- When the next reconciler of an endpoint turns stale (NULL: none will until it reports again).
-CREATE TABLE endpoint_summary (
-  manifests_endpoint_id bigint PRIMARY KEY,
-  next_stale_at         timestamptz
-);
-CREATE INDEX endpoint_summary_due ON endpoint_summary (next_stale_at) WHERE next_stale_at IS NOT NULL;
+-- Emptied counts, removed after each refresh.
+CREATE INDEX endpoint_status_count_empty ON endpoint_status_count (manifests_endpoint_id) WHERE reconcilers = 0;
 
 CREATE TABLE drift_item (
   deployment_target_id   bigint NOT NULL,
@@ -61,7 +68,7 @@ CREATE TABLE drift_item (
   drifting_since         timestamptz NOT NULL,
   PRIMARY KEY (deployment_target_id, reconciler_id)
 );
-CREATE INDEX drift_item_by_endpoint ON drift_item (manifests_endpoint_id);
+CREATE INDEX drift_item_by_reconciler ON drift_item (reconciler_id);
 CREATE INDEX drift_item_by_host ON drift_item (host_id);
 -- Longest first, a page at a time, for the fleet or one environment.
 CREATE INDEX drift_item_page ON drift_item (drifting_since, reconciler_id, deployment_target_id);
@@ -76,16 +83,14 @@ CREATE TABLE host_summary (
   stale           integer NOT NULL,
   -- Reconcilers not on their target's desired rollout (failing and silent ones are in the counts).
   drifting        integer NOT NULL,
-  environment_ids bigint[] NOT NULL,
-  next_stale_at   timestamptz
+  environment_ids bigint[] NOT NULL
 );
-CREATE INDEX host_summary_due ON host_summary (next_stale_at) WHERE next_stale_at IS NOT NULL;
 
 -- Drift: not on the desired rollout (neither the desired commit nor another commit running the
 -- desired version), failing, or stale; out of date since the desired rollout began or since the
 -- reconciler entered its state, whichever came later; failing since it entered its state; stale
 -- since it was last seen. The earliest reason that holds is the drift's start.
-CREATE FUNCTION kalypso_judge_drift(endpoint_ids bigint[], stale_before timestamptz)
+CREATE FUNCTION kalypso_judge_drift(reconciler_ids bigint[], stale_before timestamptz)
 RETURNS TABLE (deployment_target_id bigint, reconciler_id bigint, environment_id bigint, manifests_endpoint_id bigint, host_id bigint,
                not_on_desired_rollout boolean, failing boolean, stale boolean, drifting_since timestamptz)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
@@ -97,11 +102,11 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
                    WHERE tc.deployment_target_id = t.id AND tc.gitops_commit_id = s.gitops_commit_id) IS DISTINCT FROM ca.rollout_id
              AS off_rollout,
            cr.assigned_at AS rollout_started_at
-      FROM deployment_target t
-      JOIN deployment_state s ON s.manifests_endpoint_id = t.manifests_endpoint_id
+      FROM deployment_state s
+      JOIN deployment_target t ON t.manifests_endpoint_id = s.manifests_endpoint_id
       LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
       LEFT JOIN deployment_assignment cr ON cr.id = ca.rollout_id
-     WHERE t.manifests_endpoint_id = ANY($1)
+     WHERE s.reconciler_id = ANY($1)
   )
   SELECT j.target_id, j.reconciler_id, j.environment_id, j.manifests_endpoint_id, j.host_id,
          j.off_rollout, j.status = 'failure', j.last_seen_at < $2,
@@ -128,110 +133,127 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
    WHERE t.id = ANY($1)
 $$;
 
--- Recomputes the summaries of the queued endpoints and hosts, and of those whose next reconciler
--- has turned stale by `at` (the hub's clock; now() unless a test pins it). Serialized by the caller
--- (an advisory lock, src/store/summary-refresh.ts). `everything`: recompute all (to fill them first,
--- and after the stale-after setting changed).
+-- Folds the queued changes into the summaries, and the reconcilers that have turned stale by `at`
+-- (the hub's clock; now() unless a test pins it). Serialized by the caller (an advisory lock,
+-- src/store/summary-refresh.ts). `everything`: rebuild all (to fill them first, and after the
+-- stale-after setting changed). Returns how many reconcilers and hosts it looked at.
 CREATE FUNCTION kalypso_refresh_summaries(everything boolean DEFAULT false, at timestamptz DEFAULT now())
-RETURNS TABLE (endpoints integer, hosts integer)
+RETURNS TABLE (reconcilers integer, hosts integer)
 LANGUAGE plpgsql AS $function$
 DECLARE
-  settings record;
-  endpoint_ids bigint[];
-  host_ids bigint[];
-  desired_ids bigint[];
+  stale_before timestamptz := at - (SELECT hs.stale_after FROM hub_settings hs);
+  changed bigint[];
+  desired bigint[];
+  touched_hosts bigint[];
 BEGIN
-  SELECT hs.stale_after, at - hs.stale_after AS stale_before INTO settings FROM hub_settings hs;
-  WITH taken AS (
-    DELETE FROM summary_queue RETURNING summary_queue.manifests_endpoint_ids, summary_queue.host_ids, summary_queue.desired_endpoint_ids
-  )
-  SELECT ARRAY(SELECT DISTINCT x FROM taken, unnest(taken.manifests_endpoint_ids) x),
-         ARRAY(SELECT DISTINCT y FROM taken, unnest(taken.host_ids) y),
-         ARRAY(SELECT DISTINCT z FROM taken, unnest(taken.desired_endpoint_ids) z)
-    INTO endpoint_ids, host_ids, desired_ids;
+  WITH taken AS (DELETE FROM summary_queue RETURNING summary_queue.reconciler_ids, summary_queue.desired_endpoint_ids)
+  SELECT ARRAY(SELECT DISTINCT x FROM taken, unnest(taken.reconciler_ids) x),
+         ARRAY(SELECT DISTINCT y FROM taken, unnest(taken.desired_endpoint_ids) y)
+    INTO changed, desired;
   IF everything THEN
-    endpoint_ids := ARRAY(SELECT id FROM manifests_endpoint);
-    host_ids := ARRAY(SELECT id FROM host);
+    changed := ARRAY(SELECT reconciler_id FROM deployment_state UNION SELECT reconciler_id FROM summary_reconciler);
   ELSE
-    -- Those whose next reconciler has turned stale count as queued.
-    endpoint_ids := ARRAY(SELECT DISTINCT x FROM unnest(endpoint_ids || desired_ids || ARRAY(
-      SELECT e.manifests_endpoint_id FROM endpoint_summary e WHERE e.next_stale_at <= at)) x);
-    host_ids := ARRAY(SELECT DISTINCT y FROM unnest(host_ids
-      || ARRAY(SELECT h.host_id FROM host_summary h WHERE h.next_stale_at <= at)
-      -- A change of desired state moves the drift counts of every host that pulls the endpoint.
-      || ARRAY(SELECT s.host_id FROM deployment_state s WHERE s.manifests_endpoint_id = ANY(desired_ids))) y);
+    changed := ARRAY(SELECT DISTINCT x FROM unnest(changed
+      -- Counted live, silent past stale-after: now stale.
+      || ARRAY(SELECT c.reconciler_id FROM summary_reconciler c WHERE c.status <> 'stale' AND c.last_seen_at < stale_before)) x);
   END IF;
 
-  IF cardinality(endpoint_ids) > 0 THEN
-    DELETE FROM endpoint_status_count c WHERE c.manifests_endpoint_id = ANY(endpoint_ids);
-    INSERT INTO endpoint_status_count (manifests_endpoint_id, gitops_commit_id, status, reconcilers)
-    SELECT s.manifests_endpoint_id, s.gitops_commit_id, kalypso_effective_status(s.status, s.last_seen_at, settings.stale_before), count(*)
-      FROM deployment_state s
-     WHERE s.manifests_endpoint_id = ANY(endpoint_ids)
-     GROUP BY 1, 2, 3;
-    DELETE FROM drift_item d WHERE d.manifests_endpoint_id = ANY(endpoint_ids);
-    INSERT INTO drift_item SELECT * FROM kalypso_judge_drift(endpoint_ids, settings.stale_before);
-    INSERT INTO endpoint_summary (manifests_endpoint_id, next_stale_at)
-    SELECT e.id, (SELECT min(s.last_seen_at) + settings.stale_after FROM deployment_state s
-                   WHERE s.manifests_endpoint_id = e.id AND s.last_seen_at >= settings.stale_before)
-      FROM unnest(endpoint_ids) AS e(id)
-    ON CONFLICT (manifests_endpoint_id) DO UPDATE SET next_stale_at = excluded.next_stale_at;
+  IF cardinality(changed) > 0 THEN
+    -- Where each was counted and where it belongs now (one statement, one snapshot): the
+    -- difference is added to the counts, and the new place remembered.
+    WITH counted AS (
+      SELECT c.reconciler_id, c.manifests_endpoint_id, c.host_id, c.gitops_commit_id, c.status
+        FROM summary_reconciler c WHERE c.reconciler_id = ANY(changed)
+    ), now_state AS (
+      SELECT s.reconciler_id, s.manifests_endpoint_id, s.host_id, s.gitops_commit_id,
+             kalypso_effective_status(s.status, s.last_seen_at, stale_before) AS status, s.last_seen_at
+        FROM deployment_state s WHERE s.reconciler_id = ANY(changed)
+    ), moves AS (
+      SELECT manifests_endpoint_id, host_id, gitops_commit_id, status, -1 AS sign FROM counted
+      UNION ALL
+      SELECT manifests_endpoint_id, host_id, gitops_commit_id, status, 1 FROM now_state
+    ), added AS (
+      INSERT INTO endpoint_status_count AS c (manifests_endpoint_id, gitops_commit_id, status, reconcilers)
+      SELECT m.manifests_endpoint_id, m.gitops_commit_id, m.status, sum(m.sign)::int
+        FROM moves m GROUP BY 1, 2, 3 HAVING sum(m.sign) <> 0
+      ON CONFLICT (manifests_endpoint_id, gitops_commit_id, status) DO UPDATE SET reconcilers = c.reconcilers + excluded.reconcilers
+    ), forgotten AS (
+      DELETE FROM summary_reconciler c
+       WHERE c.reconciler_id = ANY(changed) AND NOT EXISTS (SELECT 1 FROM now_state n WHERE n.reconciler_id = c.reconciler_id)
+    ), remembered AS (
+      INSERT INTO summary_reconciler AS c (reconciler_id, manifests_endpoint_id, host_id, gitops_commit_id, status, last_seen_at)
+      SELECT * FROM now_state
+      ON CONFLICT (reconciler_id) DO UPDATE
+        SET manifests_endpoint_id = excluded.manifests_endpoint_id, host_id = excluded.host_id,
+            gitops_commit_id = excluded.gitops_commit_id, status = excluded.status, last_seen_at = excluded.last_seen_at
+    )
+    -- (Data-modifying CTEs run to completion whether read or not.)
+    SELECT ARRAY(SELECT DISTINCT m.host_id FROM moves m) INTO touched_hosts;
+    DELETE FROM endpoint_status_count c WHERE c.reconcilers = 0;
+  ELSE
+    touched_hosts := '{}';
   END IF;
 
-  IF cardinality(host_ids) > 0 THEN
-    DELETE FROM host_summary h WHERE h.host_id = ANY(host_ids);
-    INSERT INTO host_summary (host_id, total, succeeded, failed, in_progress, stale, drifting, environment_ids, next_stale_at)
+  -- Drift: of the reconcilers that changed, and of every reconciler of an endpoint whose desired state did.
+  IF cardinality(desired) > 0 THEN
+    changed := ARRAY(SELECT DISTINCT x FROM unnest(changed
+      || ARRAY(SELECT s.reconciler_id FROM deployment_state s WHERE s.manifests_endpoint_id = ANY(desired))) x);
+    touched_hosts := ARRAY(SELECT DISTINCT y FROM unnest(touched_hosts
+      || ARRAY(SELECT s.host_id FROM deployment_state s WHERE s.manifests_endpoint_id = ANY(desired))) y);
+  END IF;
+  IF cardinality(changed) > 0 THEN
+    DELETE FROM drift_item d WHERE d.reconciler_id = ANY(changed);
+    INSERT INTO drift_item SELECT * FROM kalypso_judge_drift(changed, stale_before);
+  END IF;
+
+  IF everything THEN
+    touched_hosts := ARRAY(SELECT id FROM host);
+  END IF;
+  IF cardinality(touched_hosts) > 0 THEN
+    -- A host has a few reconcilers: recounted whole.
+    DELETE FROM host_summary h WHERE h.host_id = ANY(touched_hosts);
+    INSERT INTO host_summary (host_id, total, succeeded, failed, in_progress, stale, drifting, environment_ids)
     SELECT h.id,
-           coalesce(c.total, 0), coalesce(c.succeeded, 0), coalesce(c.failed, 0), coalesce(c.in_progress, 0), coalesce(c.stale, 0),
+           count(c.reconciler_id)::int,
+           count(*) FILTER (WHERE c.status = 'success')::int,
+           count(*) FILTER (WHERE c.status = 'failure')::int,
+           count(*) FILTER (WHERE c.status = 'in_progress')::int,
+           count(*) FILTER (WHERE c.status = 'stale')::int,
            (SELECT count(DISTINCT d.reconciler_id)::int FROM drift_item d WHERE d.host_id = h.id AND d.not_on_desired_rollout),
-           ARRAY(SELECT DISTINCT t.environment_id FROM deployment_state s JOIN deployment_target t ON t.manifests_endpoint_id = s.manifests_endpoint_id
-                  WHERE s.host_id = h.id ORDER BY 1),
-           c.next_stale_at
+           ARRAY(SELECT DISTINCT t.environment_id FROM summary_reconciler r JOIN deployment_target t ON t.manifests_endpoint_id = r.manifests_endpoint_id
+                  WHERE r.host_id = h.id ORDER BY 1)
       FROM host h
-      LEFT JOIN LATERAL (
-        SELECT count(*)::int AS total,
-               count(*) FILTER (WHERE x.status = 'success')::int AS succeeded,
-               count(*) FILTER (WHERE x.status = 'failure')::int AS failed,
-               count(*) FILTER (WHERE x.status = 'in_progress')::int AS in_progress,
-               count(*) FILTER (WHERE x.status = 'stale')::int AS stale,
-               min(x.last_seen_at) FILTER (WHERE x.status <> 'stale') + settings.stale_after AS next_stale_at
-          FROM (SELECT kalypso_effective_status(s.status, s.last_seen_at, settings.stale_before) AS status, s.last_seen_at
-                  FROM deployment_state s WHERE s.host_id = h.id) x
-      ) c ON true
-     WHERE h.id = ANY(host_ids);
+      LEFT JOIN summary_reconciler c ON c.host_id = h.id
+     WHERE h.id = ANY(touched_hosts)
+     GROUP BY h.id;
   END IF;
-  RETURN QUERY SELECT cardinality(endpoint_ids), cardinality(host_ids);
+  RETURN QUERY SELECT cardinality(changed), cardinality(touched_hosts);
 END $function$;
 
--- The writers' side: every statement that changes reconcilers' state queues the endpoints and hosts
--- it touched. An update that changes nothing a summary counts (a heartbeat of a reconciler where
--- none is counted stale) queues nothing: it only moves the endpoint's next stale moment later, and
--- when that earlier moment comes the refresher looks again and finds it live.
+-- The writers' side: every statement that changes reconcilers' state queues them. An update that
+-- changes nothing the summaries count — a sign of life from a reconciler counted live — queues
+-- nothing: when it would have turned stale, the refresher looks at it again and finds it live.
 CREATE FUNCTION kalypso_queue_state_summaries() RETURNS trigger
 LANGUAGE plpgsql AS $function$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    INSERT INTO summary_queue (manifests_endpoint_ids, host_ids)
-    SELECT array_agg(DISTINCT n.manifests_endpoint_id), array_agg(DISTINCT n.host_id) FROM new_rows n HAVING count(*) > 0;
+    INSERT INTO summary_queue (reconciler_ids) SELECT array_agg(n.reconciler_id) FROM new_rows n HAVING count(*) > 0;
   ELSIF TG_OP = 'DELETE' THEN
-    INSERT INTO summary_queue (manifests_endpoint_ids, host_ids)
-    SELECT array_agg(DISTINCT o.manifests_endpoint_id), array_agg(DISTINCT o.host_id) FROM old_rows o HAVING count(*) > 0;
+    INSERT INTO summary_queue (reconciler_ids) SELECT array_agg(o.reconciler_id) FROM old_rows o HAVING count(*) > 0;
   ELSE
-    INSERT INTO summary_queue (manifests_endpoint_ids, host_ids)
-    SELECT array_agg(DISTINCT x.e), array_agg(DISTINCT x.h)
+    INSERT INTO summary_queue (reconciler_ids)
+    SELECT array_agg(n.reconciler_id)
       FROM old_rows o
       JOIN new_rows n ON n.reconciler_id = o.reconciler_id
       CROSS JOIN kalypso_settings cfg
-      CROSS JOIN LATERAL (VALUES (o.manifests_endpoint_id, o.host_id), (n.manifests_endpoint_id, n.host_id)) AS x(e, h)
      WHERE o.manifests_endpoint_id IS DISTINCT FROM n.manifests_endpoint_id OR o.host_id IS DISTINCT FROM n.host_id
         OR o.gitops_commit_id IS DISTINCT FROM n.gitops_commit_id OR o.status IS DISTINCT FROM n.status
         OR o.observed_at IS DISTINCT FROM n.observed_at
         OR n.last_seen_at < cfg.stale_before
-        -- A sign of life where the summaries count someone stale may take it back. Asked of the
-        -- summaries, not of a clock: the refresher may judge by another clock than this server's.
+        -- Counted stale, and a sign of life: asked of the summaries, not of a clock (the refresher
+        -- may judge by another clock than this server's).
         OR (o.last_seen_at IS DISTINCT FROM n.last_seen_at
-            AND (EXISTS (SELECT 1 FROM endpoint_status_count c WHERE c.manifests_endpoint_id = o.manifests_endpoint_id AND c.status = 'stale')
-                 OR EXISTS (SELECT 1 FROM host_summary hs WHERE hs.host_id = o.host_id AND hs.stale > 0)))
+            AND EXISTS (SELECT 1 FROM summary_reconciler c WHERE c.reconciler_id = o.reconciler_id AND c.status = 'stale'))
     HAVING count(*) > 0;
   END IF;
   RETURN NULL;

@@ -76,7 +76,7 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
     }),
     summaryKeysRefreshed: new Counter({
       name: 'kalypso_summary_keys_refreshed_total',
-      help: 'Endpoints and hosts whose report summaries a periodic refresh recomputed.',
+      help: 'Reconcilers and hosts a periodic refresh of the report summaries folded in.',
       labelNames: ['kind'],
       registers: [registry],
     }),

@@ -7,9 +7,8 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { underRefreshLock } from './refresh-lock.ts';
 import { repeatThroughOutages } from './repeat-every.ts';
-
-const LOCK = sql`hashtext('kalypso_rollout_refresh')`;
 
 /**
  * An INSERT queueing a refresh for the rows of `ranges` — a query of (endpoint id, from, to) — as
@@ -29,14 +28,7 @@ export async function refreshRollouts(
   db: Kysely<HubDatabase>,
   options: { readonly wait: boolean },
 ): Promise<{ endpoints: number; changed: number } | undefined> {
-  return await db.transaction().execute(async (trx) => {
-    if (options.wait) {
-      await sql`SELECT pg_advisory_xact_lock(${LOCK})`.execute(trx);
-    } else {
-      const locked = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${LOCK}) AS locked`.execute(trx);
-      if (!locked.rows[0]!.locked) return undefined;
-    }
-    // A statement of its own after the lock, so that it sees everything committed before.
+  return await underRefreshLock(db, 'kalypso_rollout_refresh', options.wait, async (trx) => {
     const taken = await sql<{ endpoint_ids: unknown[]; from_times: unknown[]; to_times: unknown[] }>`
       WITH taken AS (DELETE FROM rollout_refresh_queue RETURNING *)
       SELECT coalesce(array_agg(x.e), '{}') AS endpoint_ids, coalesce(array_agg(x.f), '{}') AS from_times,

@@ -1,19 +1,19 @@
 // Keeps the report summaries (schema/0012: status counts per endpoint and commit, drift, per-host
-// counts) current. Writers queue what they changed in the statement that changes it (triggers), so
-// a crash between the write and the refresh loses nothing; a timer on every replica folds the queue
-// in — and takes the endpoints and hosts whose next reconciler has turned stale — and every report
-// that reads a summary folds it in first, so it sees the writes acknowledged before it. Refreshes
-// are serialized by an advisory lock: an earlier refresh can never overwrite a later one's result.
+// counts) current. Writers queue the reconcilers they changed in the statement that changes them
+// (triggers), so a crash between the write and the refresh loses nothing; a timer on every replica
+// folds the queue in — and the reconcilers that have turned stale — and every report that reads a
+// summary folds it in first, so it sees the writes acknowledged before it. Refreshes are serialized
+// by an advisory lock: an earlier refresh can never overwrite a later one's result.
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { underRefreshLock } from './refresh-lock.ts';
 import { repeatThroughOutages } from './repeat-every.ts';
 
-const LOCK = sql`hashtext('kalypso_summary_refresh')`;
-
+/** How many reconcilers and hosts a refresh looked at. */
 export interface SummaryRefresh {
-  readonly endpoints: number;
+  readonly reconcilers: number;
   readonly hosts: number;
 }
 
@@ -26,16 +26,9 @@ export async function refreshSummaries(
   db: Kysely<HubDatabase>,
   options: { readonly wait: boolean; readonly at: Date; readonly everything?: boolean },
 ): Promise<SummaryRefresh | undefined> {
-  return await db.transaction().execute(async (trx) => {
-    if (options.wait) {
-      await sql`SELECT pg_advisory_xact_lock(${LOCK})`.execute(trx);
-    } else {
-      const locked = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${LOCK}) AS locked`.execute(trx);
-      if (!locked.rows[0]!.locked) return undefined;
-    }
-    // A statement of its own after the lock, so that it sees everything committed before.
+  return await underRefreshLock(db, 'kalypso_summary_refresh', options.wait, async (trx) => {
     const result = await sql<SummaryRefresh>`
-      SELECT endpoints, hosts FROM kalypso_refresh_summaries(${options.everything === true}, ${options.at}::timestamptz)`.execute(trx);
+      SELECT reconcilers, hosts FROM kalypso_refresh_summaries(${options.everything === true}, ${options.at}::timestamptz)`.execute(trx);
     return result.rows[0]!;
   });
 }
@@ -60,9 +53,9 @@ export function scheduleSummaryRefresh(
       const started = performance.now();
       const result = await refreshSummaries(db, { wait: false, at: clock() });
       // Idle ticks (nothing queued or due, or another replica refreshing) are not refreshes.
-      if (result === undefined || result.endpoints + result.hosts === 0) return;
+      if (result === undefined || result.reconcilers + result.hosts === 0) return;
       metrics.summaryRefreshSeconds.observe((performance.now() - started) / 1_000);
-      metrics.summaryKeysRefreshed.inc({ kind: 'endpoint' }, result.endpoints);
+      metrics.summaryKeysRefreshed.inc({ kind: 'reconciler' }, result.reconcilers);
       metrics.summaryKeysRefreshed.inc({ kind: 'host' }, result.hosts);
       log.debug(result, 'summaries refreshed');
     },

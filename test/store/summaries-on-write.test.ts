@@ -73,7 +73,7 @@ describe('summaries kept current on write', () => {
     expect((await apiGet(hub, `/drift?environment=${environment}`)).body.items).toEqual([]);
   });
 
-  it('recomputes only what a write touched, and what came due', async () => {
+  it('folds in only what a write touched, and what came due', async () => {
     // Its own database without a hub: no refresher takes the queue from under the test.
     const alone = await createTestDatabase();
     const database = connectDatabase({ url: alone.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
@@ -87,17 +87,17 @@ describe('summaries kept current on write', () => {
         ...apps.map((app) => fleet.descriptor(app, environment, '1.0', 'c1', 5)),
         ...apps.flatMap((app) => [fleet.state('h1', app, environment, 'c1', 'success', 1), fleet.state('h2', app, environment, 'c1', 'success', 1)]),
       ]);
-      expect(await refreshSummaries(database.db, { wait: true, at: new Date(at) })).toEqual({ endpoints: 2, hosts: 2 });
-      // One reconciler's new status: its endpoint and its host, nothing else. (A new commit would also
-      // touch every host of the branch: the versions it carries can move their drift.)
+      expect(await refreshSummaries(database.db, { wait: true, at: new Date(at) })).toEqual({ reconcilers: 4, hosts: 2 });
+      // One reconciler's new status: it and its host, nothing else. (A new commit would also touch every
+      // reconciler of the branch: the versions it carries can move their drift.)
       await fleet.write([fleet.state('h1', apps[0]!, environment, 'c1', 'failure', 0)]);
-      expect(await refreshSummaries(database.db, { wait: true, at: new Date(at) })).toEqual({ endpoints: 1, hosts: 1 });
+      expect(await refreshSummaries(database.db, { wait: true, at: new Date(at) })).toEqual({ reconcilers: 1, hosts: 1 });
       // Nothing written, nothing due: nothing recomputed.
-      expect(await refreshSummaries(database.db, { wait: true, at: new Date(at) })).toEqual({ endpoints: 0, hosts: 0 });
-      // Past stale-after every endpoint and host comes due, once.
+      expect(await refreshSummaries(database.db, { wait: true, at: new Date(at) })).toEqual({ reconcilers: 0, hosts: 0 });
+      // Past stale-after every reconciler comes due, with its host, once.
       const later = new Date(Date.now() + STALE_AFTER_MS + 60_000);
-      expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ endpoints: 2, hosts: 2 });
-      expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ endpoints: 0, hosts: 0 });
+      expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ reconcilers: 4, hosts: 2 });
+      expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ reconcilers: 0, hosts: 0 });
       expect(await alone.query('SELECT status, sum(reconcilers)::int AS n FROM endpoint_status_count GROUP BY status')).toEqual([{ status: 'stale', n: 4 }]);
     } finally {
       await database.close();
