@@ -3,7 +3,7 @@
 --
 --   kalypso_effective_status(status, last_seen_at, stale_before)   a reconciler's status as reports show it
 --   kalypso_judge_drift(reconciler_ids, stale_before)              which reconcilers drift from which target, why, since when
---   kalypso_target_deployments(target_ids)                         per target, the commits it runs, their versions, counts by status
+--   target_deployment (a view)                                     per target, the commits it runs, their versions, counts by status
 --
 -- The whole-fleet reports no longer recount every reconciler per request: summaries are kept
 -- current the way the rollout table is (schema/0008). Writers queue the reconcilers they changed in
@@ -119,19 +119,17 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
 $$;
 
 -- Per deployment target, the commits its reconcilers run: the version each commit runs there
--- (assigned with it, or carried), whether it is on the desired rollout, and counts by status.
-CREATE FUNCTION kalypso_target_deployments(target_ids bigint[])
-RETURNS TABLE (deployment_target_id bigint, gitops_commit_id text, version text, on_desired boolean, status text, reconcilers integer)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
-  SELECT t.id, c.gitops_commit_id, v.version, coalesce(a.rollout_id = ca.rollout_id, false), c.status, c.reconcilers
-    FROM deployment_target t
-    JOIN endpoint_status_count c ON c.manifests_endpoint_id = t.manifests_endpoint_id
-    LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
-    LEFT JOIN target_commit tc ON tc.deployment_target_id = t.id AND tc.gitops_commit_id = c.gitops_commit_id
-    LEFT JOIN deployment_assignment a ON a.id = tc.assignment_id
-    LEFT JOIN workload_version v ON v.id = a.workload_version_id
-   WHERE t.id = ANY($1)
-$$;
+-- (assigned with it, or carried), whether it is on the desired rollout, and counts by status. A view
+-- (not a function), so that a filter on targets reaches its indexes, for the API and the views alike.
+CREATE VIEW target_deployment AS
+SELECT t.id AS deployment_target_id, c.gitops_commit_id, v.version, coalesce(a.rollout_id = ca.rollout_id, false) AS on_desired,
+       c.status, c.reconcilers
+  FROM deployment_target t
+  JOIN endpoint_status_count c ON c.manifests_endpoint_id = t.manifests_endpoint_id
+  LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
+  LEFT JOIN target_commit tc ON tc.deployment_target_id = t.id AND tc.gitops_commit_id = c.gitops_commit_id
+  LEFT JOIN deployment_assignment a ON a.id = tc.assignment_id
+  LEFT JOIN workload_version v ON v.id = a.workload_version_id;
 
 -- Folds the queued changes into the summaries, and the reconcilers that have turned stale by `at`
 -- (the hub's clock; now() unless a test pins it). Serialized by the caller (an advisory lock,
@@ -325,7 +323,7 @@ SELECT t.environment, t.environment_order, t.workspace, t.application, t.workloa
            coalesce(sum(x.reconcilers) FILTER (WHERE x.on_desired), 0)::int AS on_desired_version,
            -- A deployed commit is named by the version that runs at it, else by its short id.
            string_agg(DISTINCT coalesce(x.version, left(x.gitops_commit_id, 12)), ', ') AS deployed_versions
-      FROM kalypso_target_deployments(ARRAY[t.id]) x
+      FROM target_deployment x WHERE x.deployment_target_id = t.id
   ) d ON true;
 
 CREATE OR REPLACE VIEW kalypso_host_state AS
@@ -375,7 +373,7 @@ SELECT t.environment, t.environment_order, t.workspace, t.application, t.workloa
 -- Filled once from what is stored.
 SELECT kalypso_refresh_summaries(true);
 
--- The refresh writes, and judging drift reads every table: the hub's alone. (The views call
--- kalypso_target_deployments; kalypso_effective_status reads nothing.)
+-- The refresh writes, and judging drift reads every table: the hub's alone. (kalypso_effective_status
+-- reads nothing; the views read target_deployment with their owner's rights.)
 REVOKE EXECUTE ON FUNCTION kalypso_refresh_summaries(boolean, timestamptz) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION kalypso_judge_drift(bigint[], timestamptz) FROM PUBLIC;

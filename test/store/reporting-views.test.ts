@@ -209,6 +209,12 @@ describe('reporting views', () => {
     expect(await asReader("SELECT kalypso_ensure_history_partitions(now(), now() + interval '1 year')")).toMatch(/permission denied for function/);
     expect(await asReader("SELECT kalypso_refresh_rollouts('{}', '{}', '{}')")).toMatch(/permission denied for function kalypso_refresh_rollouts/);
     expect(await asReader('SELECT * FROM rollout')).toMatch(/permission denied for table rollout/);
+    // The summaries and their definitions (schema/0012) are read through the views only.
+    for (const table of ['summary_queue', 'summary_reconciler', 'endpoint_status_count', 'drift_item', 'host_summary', 'target_deployment']) {
+      expect(await asReader(`SELECT * FROM ${table}`), table).toMatch(/permission denied/);
+    }
+    expect(await asReader('SELECT * FROM kalypso_refresh_summaries()')).toMatch(/permission denied for function kalypso_refresh_summaries/);
+    expect(await asReader("SELECT * FROM kalypso_judge_drift('{}', now())")).toMatch(/permission denied for function kalypso_judge_drift/);
     // The promotion flow's tables and writing functions (schema/0010) are the hub's alone.
     for (const table of ['target_commit', 'commit_succession', 'endpoint_commit', 'endpoint_peer']) {
       expect(await asReader(`SELECT * FROM ${table}`), table).toMatch(/permission denied/);

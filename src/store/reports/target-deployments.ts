@@ -94,7 +94,7 @@ export async function targetDeployments(
   // The reconcilers per target and commit, from the counts kept on write (schema/0012).
   const deployed = await sql<{ target_id: number; commit: string; version: string | null; on_desired: boolean; status: EffectiveStatus; n: number }>`
     SELECT deployment_target_id AS target_id, gitops_commit_id AS commit, version, on_desired, status, reconcilers AS n
-      FROM kalypso_target_deployments(${targets.rows.map((row) => row.id)}::bigint[])`.execute(db);
+      FROM target_deployment WHERE deployment_target_id = ANY(${targets.rows.map((row) => row.id)}::bigint[])`.execute(db);
 
   const byTarget = new Map<number, Map<string, DeployedVersion>>();
   for (const row of deployed.rows) {
