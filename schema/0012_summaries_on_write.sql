@@ -370,6 +370,24 @@ SELECT t.environment, t.environment_order, t.workspace, t.application, t.workloa
   LEFT JOIN deployment_assignment aa ON aa.id = atc.assignment_id
   LEFT JOIN workload_version av ON av.id = aa.workload_version_id;
 
+-- One row per host, from its summary: what Grafana's host panels read (one pass over the hosts,
+-- not over every reconciler).
+CREATE VIEW kalypso_host_summary AS
+SELECT h.name AS host, h.type AS host_type, h.last_seen_at, h.last_seen_at < cfg.stale_before AS offline,
+       coalesce(hs.total, 0) AS reconcilers, coalesce(hs.succeeded, 0) AS succeeded, coalesce(hs.failed, 0) AS failed,
+       coalesce(hs.in_progress, 0) AS in_progress, coalesce(hs.stale, 0) AS stale, coalesce(hs.drifting, 0) AS drifting,
+       (SELECT string_agg(e.name, ', ' ORDER BY e.environment_rank) FROM environment_in_order e WHERE e.id = ANY(hs.environment_ids)) AS environments
+  FROM host h
+  CROSS JOIN kalypso_settings cfg
+  LEFT JOIN host_summary hs ON hs.host_id = h.id;
+
+DO $$
+BEGIN
+  GRANT SELECT ON kalypso_host_summary TO kalypso_reader;
+EXCEPTION WHEN undefined_object OR insufficient_privilege THEN
+  RAISE NOTICE 'kalypso_host_summary not granted to kalypso_reader (%): grant SELECT on it to your reader yourself', SQLERRM;
+END $$;
+
 -- Filled once from what is stored.
 SELECT kalypso_refresh_summaries(true);
 

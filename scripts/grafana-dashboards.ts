@@ -327,38 +327,26 @@ const clusterState = dashboard(
       'Hosts online',
       'Hosts online and offline (no report for longer than the stale-after setting).',
       { h: 5, w: 8, x: 0, y: 0 },
-      `SELECT count(DISTINCT host) FILTER (WHERE NOT host_offline) AS online, count(DISTINCT host) FILTER (WHERE host_offline) AS offline
-  FROM kalypso_host_state WHERE host IN ($host)`,
+      `SELECT count(*) FILTER (WHERE NOT offline) AS online, count(*) FILTER (WHERE offline) AS offline
+  FROM kalypso_host_summary WHERE host IN ($host)`,
       { online: 'green', offline: 'orange' },
     ),
     stat(
       'Reconcilers by status',
       'Reconcilers on the selected hosts, by status.',
       { h: 5, w: 16, x: 8, y: 0 },
-      `SELECT count(DISTINCT (host, reconciler)) AS reconcilers,
-       count(DISTINCT (host, reconciler)) FILTER (WHERE status = 'success') AS succeeded,
-       count(DISTINCT (host, reconciler)) FILTER (WHERE status = 'failure') AS failed,
-       count(DISTINCT (host, reconciler)) FILTER (WHERE status = 'in_progress') AS in_progress,
-       count(DISTINCT (host, reconciler)) FILTER (WHERE status = 'stale') AS stale
-  FROM kalypso_host_state WHERE host IN ($host)`,
+      `SELECT sum(reconcilers) AS reconcilers, sum(succeeded) AS succeeded, sum(failed) AS failed,
+       sum(in_progress) AS in_progress, sum(stale) AS stale
+  FROM kalypso_host_summary WHERE host IN ($host)`,
       { succeeded: 'green', failed: 'red', in_progress: 'blue', stale: 'orange' },
     ),
-    // A host's environments in promotion order: string_agg(DISTINCT …) could only order them by
-    // name, so the distinct (environment, order) pairs are aggregated first.
     table(
       'Hosts',
       'One row per host, its environments in promotion order. Click a host to narrow the dashboard to it.',
       { h: 10, w: 24, x: 0, y: 5 },
-      `SELECT host, host_type, bool_or(host_offline) AS offline, max(host_last_seen_at) AS last_seen,
-       count(DISTINCT reconciler) AS reconcilers,
-       count(DISTINCT reconciler) FILTER (WHERE status = 'failure') AS failed,
-       count(DISTINCT reconciler) FILTER (WHERE status = 'stale') AS stale,
-       count(DISTINCT reconciler) FILTER (WHERE status = 'in_progress') AS in_progress,
-       (SELECT string_agg(environment, ', ' ORDER BY environment_order)
-          FROM (SELECT DISTINCT * FROM unnest(array_agg(environment), array_agg(environment_order)) AS e(environment, environment_order)) e) AS environments
-  FROM kalypso_host_state
+      `SELECT host, host_type, offline, last_seen_at AS last_seen, reconcilers, failed, stale, in_progress, drifting, environments
+  FROM kalypso_host_summary
  WHERE host IN ($host)
- GROUP BY host, host_type
  ORDER BY host`,
       [
         linkColumn('host', 'This host only', 'kalypso-cluster-state', { host: 'host' }),

@@ -121,12 +121,30 @@ describe('the known fleet, through the API and through the views', () => {
     expect(body.totals).toEqual({ drifting: 4, notOnDesiredCommit: 1, failing: 1, stale: 2 });
   });
 
-  it('host state: each reconciler’s status', async () => {
+  it('host state: each reconciler’s status, and per host', async () => {
     for (const [host, statuses] of Object.entries(HOSTS)) {
       const rows = await testDb.query<{ reconciler: string; status: string }>('SELECT reconciler, status FROM kalypso_host_state WHERE host = $1', [host]);
       expect(Object.fromEntries(rows.map((row) => [workloadOf(row.reconciler), row.status])), host).toEqual(statuses);
       const { body } = await apiGet(hub, `/hosts/${host}/state`);
       expect(Object.fromEntries(body.reconcilers.map((r: any) => [workloadOf(r.reconciler), r.status])), host).toEqual(statuses);
+      // Summed per host, as kalypso_host_summary and GET /hosts have it.
+      const count = (status: string) => Object.values(statuses).filter((value) => value === status).length;
+      const drifting = DRIFT.filter(([drifted, , , reasons]) => drifted === host && reasons.includes('not_on_desired_commit')).length;
+      const expected = { reconcilers: Object.keys(statuses).length, succeeded: count('success'), failed: count('failure'), in_progress: count('in_progress'), stale: count('stale'), drifting };
+      const [summary] = await testDb.query<Record<string, unknown>>(
+        'SELECT reconcilers, succeeded, failed, in_progress, stale, drifting FROM kalypso_host_summary WHERE host = $1',
+        [host],
+      );
+      expect(summary, host).toEqual(expected);
+      const listed = (await apiGet(hub, `/hosts?q=${host}`)).body.items.find((item: any) => item.name === host);
+      expect({ ...listed.reconcilers, drifting: listed.drifting }, host).toEqual({
+        total: expected.reconcilers,
+        succeeded: expected.succeeded,
+        failed: expected.failed,
+        inProgress: expected.in_progress,
+        stale: expected.stale,
+        drifting,
+      });
     }
   });
 
@@ -195,6 +213,7 @@ describe('reporting views', () => {
       'kalypso_environment_history',
       'kalypso_environment_state',
       'kalypso_host_state',
+      'kalypso_host_summary',
       'kalypso_rollout_state',
       'kalypso_settings',
     ]);
