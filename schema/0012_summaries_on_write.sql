@@ -45,6 +45,7 @@ CREATE TABLE summary_reconciler (
 );
 -- The live ones, by when they were last seen: those crossing stale-after.
 CREATE INDEX summary_reconciler_live ON summary_reconciler (last_seen_at) WHERE status <> 'stale';
+CREATE INDEX summary_reconciler_by_host ON summary_reconciler (host_id);
 
 CREATE TABLE endpoint_status_count (
   manifests_endpoint_id bigint NOT NULL,
@@ -102,11 +103,11 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
                    WHERE tc.deployment_target_id = t.id AND tc.gitops_commit_id = s.gitops_commit_id) IS DISTINCT FROM ca.rollout_id
              AS off_rollout,
            cr.assigned_at AS rollout_started_at
-      FROM deployment_state s
+      FROM unnest($1) AS x(id)
+      JOIN deployment_state s ON s.reconciler_id = x.id
       JOIN deployment_target t ON t.manifests_endpoint_id = s.manifests_endpoint_id
       LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
       LEFT JOIN deployment_assignment cr ON cr.id = ca.rollout_id
-     WHERE s.reconciler_id = ANY($1)
   )
   SELECT j.target_id, j.reconciler_id, j.environment_id, j.manifests_endpoint_id, j.host_id,
          j.off_rollout, j.status = 'failure', j.last_seen_at < $2,
@@ -156,16 +157,18 @@ BEGIN
       || ARRAY(SELECT c.reconciler_id FROM summary_reconciler c WHERE c.status <> 'stale' AND c.last_seen_at < stale_before)) x);
   END IF;
 
+  -- (Arrays are joined through unnest() throughout: `= ANY(array)` with a variable is searched
+  -- linearly per row, which for a refresh of 80,000 reconcilers costs minutes.)
   IF cardinality(changed) > 0 THEN
     -- Where each was counted and where it belongs now (one statement, one snapshot): the
     -- difference is added to the counts, and the new place remembered.
     WITH counted AS (
       SELECT c.reconciler_id, c.manifests_endpoint_id, c.host_id, c.gitops_commit_id, c.status
-        FROM summary_reconciler c WHERE c.reconciler_id = ANY(changed)
+        FROM unnest(changed) AS x(id) JOIN summary_reconciler c ON c.reconciler_id = x.id
     ), now_state AS (
       SELECT s.reconciler_id, s.manifests_endpoint_id, s.host_id, s.gitops_commit_id,
              kalypso_effective_status(s.status, s.last_seen_at, stale_before) AS status, s.last_seen_at
-        FROM deployment_state s WHERE s.reconciler_id = ANY(changed)
+        FROM unnest(changed) AS x(id) JOIN deployment_state s ON s.reconciler_id = x.id
     ), moves AS (
       SELECT manifests_endpoint_id, host_id, gitops_commit_id, status, -1 AS sign FROM counted
       UNION ALL
@@ -177,7 +180,8 @@ BEGIN
       ON CONFLICT (manifests_endpoint_id, gitops_commit_id, status) DO UPDATE SET reconcilers = c.reconcilers + excluded.reconcilers
     ), forgotten AS (
       DELETE FROM summary_reconciler c
-       WHERE c.reconciler_id = ANY(changed) AND NOT EXISTS (SELECT 1 FROM now_state n WHERE n.reconciler_id = c.reconciler_id)
+       USING counted o
+       WHERE c.reconciler_id = o.reconciler_id AND NOT EXISTS (SELECT 1 FROM now_state n WHERE n.reconciler_id = o.reconciler_id)
     ), remembered AS (
       INSERT INTO summary_reconciler AS c (reconciler_id, manifests_endpoint_id, host_id, gitops_commit_id, status, last_seen_at)
       SELECT * FROM now_state
@@ -195,12 +199,12 @@ BEGIN
   -- Drift: of the reconcilers that changed, and of every reconciler of an endpoint whose desired state did.
   IF cardinality(desired) > 0 THEN
     changed := ARRAY(SELECT DISTINCT x FROM unnest(changed
-      || ARRAY(SELECT s.reconciler_id FROM deployment_state s WHERE s.manifests_endpoint_id = ANY(desired))) x);
+      || ARRAY(SELECT s.reconciler_id FROM unnest(desired) AS d(id) JOIN deployment_state s ON s.manifests_endpoint_id = d.id)) x);
     touched_hosts := ARRAY(SELECT DISTINCT y FROM unnest(touched_hosts
-      || ARRAY(SELECT s.host_id FROM deployment_state s WHERE s.manifests_endpoint_id = ANY(desired))) y);
+      || ARRAY(SELECT s.host_id FROM unnest(desired) AS d(id) JOIN deployment_state s ON s.manifests_endpoint_id = d.id)) y);
   END IF;
   IF cardinality(changed) > 0 THEN
-    DELETE FROM drift_item d WHERE d.reconciler_id = ANY(changed);
+    DELETE FROM drift_item d USING unnest(changed) AS x(id) WHERE d.reconciler_id = x.id;
     INSERT INTO drift_item SELECT * FROM kalypso_judge_drift(changed, stale_before);
   END IF;
 
@@ -209,7 +213,7 @@ BEGIN
   END IF;
   IF cardinality(touched_hosts) > 0 THEN
     -- A host has a few reconcilers: recounted whole.
-    DELETE FROM host_summary h WHERE h.host_id = ANY(touched_hosts);
+    DELETE FROM host_summary h USING unnest(touched_hosts) AS x(id) WHERE h.host_id = x.id;
     INSERT INTO host_summary (host_id, total, succeeded, failed, in_progress, stale, drifting, environment_ids)
     SELECT h.id,
            count(c.reconciler_id)::int,
@@ -220,9 +224,9 @@ BEGIN
            (SELECT count(DISTINCT d.reconciler_id)::int FROM drift_item d WHERE d.host_id = h.id AND d.not_on_desired_rollout),
            ARRAY(SELECT DISTINCT t.environment_id FROM summary_reconciler r JOIN deployment_target t ON t.manifests_endpoint_id = r.manifests_endpoint_id
                   WHERE r.host_id = h.id ORDER BY 1)
-      FROM host h
+      FROM unnest(touched_hosts) AS x(id)
+      JOIN host h ON h.id = x.id
       LEFT JOIN summary_reconciler c ON c.host_id = h.id
-     WHERE h.id = ANY(touched_hosts)
      GROUP BY h.id;
   END IF;
   RETURN QUERY SELECT cardinality(changed), cardinality(touched_hosts);
