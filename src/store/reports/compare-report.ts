@@ -2,6 +2,7 @@
 // name, with each environment's desired and deployed versions side by side.
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
+import { summariesCurrent } from '../summary-refresh.ts';
 import type { ReportContext } from './report-context.ts';
 import { type TargetDeployment, targetDeployments, type TargetRowKey } from './target-deployments.ts';
 
@@ -33,6 +34,7 @@ export async function compareReport(
   environments: readonly string[],
   page: ComparePage,
 ): Promise<{ items: ComparedTarget[]; next: TargetRowKey | null }> {
+  await summariesCurrent(db, context.asOf);
   const conditions = [
     sql`t.environment = ANY(${environments}::text[])`,
     page.workspace === undefined ? undefined : sql`t.workspace = ${page.workspace}`,
@@ -60,7 +62,7 @@ export async function compareReport(
       deployedDiffers: false,
     });
   }
-  for (const target of pageKeys.length === 0 ? [] : await targetDeployments(db, context, environments, pageKeys)) {
+  for (const target of pageKeys.length === 0 ? [] : await targetDeployments(db, environments, pageKeys)) {
     const row = rows.get(JSON.stringify([target.workspace, target.application, target.workload, target.deploymentTarget]));
     if (row === undefined) continue;
     const { manifestsEndpoint, desired, deployed, reconcilers } = target;

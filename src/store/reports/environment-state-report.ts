@@ -32,7 +32,7 @@ export async function environmentStateReport(
      ORDER BY 1, 2, 3, 4
      LIMIT ${page.limit + 1}`.execute(db);
   const pageKeys = keys.rows.slice(0, page.limit).map((row): TargetRowKey => [row.workspace, row.application, row.workload, row.name]);
-  const items = pageKeys.length === 0 ? [] : await targetDeployments(db, context, [environment], pageKeys);
+  const items = pageKeys.length === 0 ? [] : await targetDeployments(db, [environment], pageKeys);
   const totals = await sql<{ targets: number } & StatusCountRow>`
     WITH endpoints AS (
       SELECT DISTINCT t.manifests_endpoint_id FROM deployment_target t JOIN environment e ON e.id = t.environment_id WHERE e.name = ${environment}

@@ -4,8 +4,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
-import { summariesCurrent } from '../summary-refresh.ts';
-import { addStatus, type EffectiveStatus, emptyCounts, mergeCounts, type ReportContext, type StatusCounts } from './report-context.ts';
+import { addStatus, type EffectiveStatus, emptyCounts, mergeCounts, type StatusCounts } from './report-context.ts';
 
 export interface DesiredVersion {
   version: string;
@@ -56,9 +55,9 @@ export function decodeTargetCursor(text: string): TargetRowKey | undefined {
   }
 }
 
+/** Reads the summaries: callers fold the queue in first (summariesCurrent). */
 export async function targetDeployments(
   db: Kysely<HubDatabase>,
-  context: ReportContext,
   environments: readonly string[],
   rows?: readonly TargetRowKey[],
 ): Promise<TargetDeployment[]> {
@@ -68,7 +67,6 @@ export async function targetDeployments(
       : sql`(t.workspace, t.application, t.workload, t.name) IN (
               SELECT * FROM unnest(${rows.map((row) => row[0])}::text[], ${rows.map((row) => row[1])}::text[],
                                    ${rows.map((row) => row[2])}::text[], ${rows.map((row) => row[3])}::text[]))`;
-  await summariesCurrent(db, context.asOf);
   const targets = await sql<{
     id: number;
     workspace: string;
