@@ -213,7 +213,7 @@ try {
   if (runs('scale-out')) sections.push(...(await scaleOutSection(server)));
   if (runs('arg')) sections.push(...(await argSection(server)));
   if (runs('reports-s')) sections.push(...(await reportsSection(server, FLEET_S, true)));
-  if (runs('reports-l')) sections.push(...(await reportsSection(server, FLEET_L, false)));
+  if (runs('reports-l')) sections.push(...(await reportsSection(server, FLEET_L, true)));
 } finally {
   await server.stop();
 }
