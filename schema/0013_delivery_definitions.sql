@@ -137,7 +137,8 @@ BEGIN
       JOIN current_rollout c USING (assignment_id)$query$,
     CASE WHEN target_ids IS NULL THEN '' ELSE 'AND o.deployment_target_id IN (SELECT unnest($2))' END,
     -- Every reconciler when every current rollout is judged: cheaper than asking for each endpoint.
-    CASE WHEN target_ids IS NULL THEN '' ELSE 'WHERE s.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM current_rollout)' END)
+    CASE WHEN target_ids IS NULL THEN ''
+         ELSE 'WHERE s.manifests_endpoint_id IN (SELECT t.manifests_endpoint_id FROM deployment_target t WHERE t.id IN (SELECT unnest($2)))' END)
   USING stale_before, target_ids;
 END $function$;
 
@@ -214,7 +215,7 @@ RETURNS TABLE (rollouts integer, succeeded integer, failed integer, superseded i
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path FROM CURRENT SET work_mem = '64MB' AS $function$
 BEGIN
   RETURN QUERY EXECUTE $query$
-    WITH w AS MATERIALIZED (
+    WITH w AS NOT MATERIALIZED (
       SELECT o.assignment_id, o.deployment_target_id, o.superseded_at, o.status, o.subscribers
         FROM kalypso_delivery_window($1, $2, $3, $4, $5, $6, $7, $8, 0) o
     ), live AS (
@@ -224,7 +225,8 @@ BEGIN
                                       CASE WHEN coalesce($3, $4, $5, $6, $7, $8) IS NOT NULL
                                            THEN ARRAY(SELECT w.deployment_target_id FROM w WHERE w.superseded_at IS NULL) END) l
     ), judged AS (
-      SELECT w.subscribers, coalesce(live.status, w.status) AS status FROM w LEFT JOIN live USING (assignment_id)
+      SELECT w.subscribers, coalesce(live.status, w.status) AS status
+        FROM w LEFT JOIN live ON live.assignment_id = w.assignment_id AND w.superseded_at IS NULL
     )
     SELECT count(*) FILTER (WHERE subscribers > 0)::int, count(*) FILTER (WHERE status = 'succeeded')::int,
            count(*) FILTER (WHERE status = 'failed')::int, count(*) FILTER (WHERE status = 'superseded')::int,
@@ -353,10 +355,12 @@ BEGIN
     ), live AS MATERIALIZED (
       SELECT l.* FROM cutoff, kalypso_current_rollouts(cutoff.stale_before,
                                                        ARRAY(SELECT n.deployment_target_id FROM newest n WHERE n.superseded_at IS NULL)) l
+    ), regressing AS (
+      -- Converged once, not succeeding now.
+      SELECT ARRAY(SELECT n.assignment_id FROM newest n JOIN live l USING (assignment_id)
+                    WHERE l.status <> 'succeeded' AND n.converged) AS ids
     ), regressed AS (
-      SELECT r.* FROM cutoff, kalypso_regressed_hosts(cutoff.stale_before,
-                                                      ARRAY(SELECT n.assignment_id FROM newest n JOIN live l USING (assignment_id)
-                                                             WHERE l.status <> 'succeeded' AND n.converged)) r
+      SELECT r.* FROM cutoff, regressing g, kalypso_regressed_hosts(cutoff.stale_before, g.ids) r WHERE cardinality(g.ids) > 0
     )
     SELECT n.assignment_id, n.assigned_at, t.environment, t.environment_order, t.workspace, t.application, t.workload,
            t.deployment_target, me.endpoint, v.version, v.build, a.gitops_commit_id, n.build_time, n.superseded_at,
