@@ -90,8 +90,11 @@ REVOKE EXECUTE ON FUNCTION kalypso_delivery_window_laggards(timestamptz, timesta
 
 -- A current rollout's verdict (schema/0010), the same rule in fewer steps: the reconcilers of each
 -- endpoint are counted per commit by what the verdict needs (one hash on endpoint and commit instead
--- of four keys), and only then told apart by whether the commit belongs to the rollout. At fleet L a
--- call for every current rollout reads all 240,000 reconcilers' states: 180 → 60 ms.
+-- of four keys), the commits of each current rollout are found from its assignments, and only then
+-- are the two matched. per_commit is the one read of every reconciler's state (at fleet L, 240,000
+-- rows and half of a call for every current rollout): counts per endpoint, commit and effective
+-- status kept current on write would replace it. At fleet L a call for every current rollout took
+-- 180 ms, now 105.
 CREATE OR REPLACE FUNCTION kalypso_current_rollouts(stale_before timestamptz, target_ids bigint[])
 RETURNS TABLE (assignment_id bigint, subscribers integer, succeeded integer, failed integer, in_progress integer, stale integer,
                status text, recorded_status text, assigned_at timestamptz)
@@ -114,16 +117,21 @@ BEGIN
         FROM deployment_state s
        %s
        GROUP BY 1, 2
+    ), rollout_commit AS (
+      -- The commits of each current rollout: its assignments' own, and those that carry its version.
+      SELECT c.assignment_id, tc.gitops_commit_id
+        FROM current_rollout c
+        JOIN deployment_assignment a ON a.rollout_id = c.assignment_id
+        JOIN target_commit tc ON tc.assignment_id = a.id AND tc.deployment_target_id = c.deployment_target_id
     ), counted AS (
       -- On a commit of the rollout a reconciler's own status counts; on any other it is in progress.
       SELECT c.assignment_id, coalesce(sum(p.n), 0)::int AS subscribers,
-             coalesce(sum(p.success) FILTER (WHERE a.rollout_id = c.assignment_id), 0)::int AS succeeded,
-             coalesce(sum(p.failure) FILTER (WHERE a.rollout_id = c.assignment_id), 0)::int AS failed,
+             coalesce(sum(p.success) FILTER (WHERE rc.assignment_id IS NOT NULL), 0)::int AS succeeded,
+             coalesce(sum(p.failure) FILTER (WHERE rc.assignment_id IS NOT NULL), 0)::int AS failed,
              coalesce(sum(p.stale), 0)::int AS stale
         FROM current_rollout c
         LEFT JOIN per_commit p ON p.manifests_endpoint_id = c.manifests_endpoint_id
-        LEFT JOIN target_commit tc ON tc.deployment_target_id = c.deployment_target_id AND tc.gitops_commit_id = p.gitops_commit_id
-        LEFT JOIN deployment_assignment a ON a.id = tc.assignment_id
+        LEFT JOIN rollout_commit rc ON rc.assignment_id = c.assignment_id AND rc.gitops_commit_id = p.gitops_commit_id
        GROUP BY c.assignment_id
     )
     -- Subscribers that all left (removed) leave it waiting, as the gate: not settled, not failed.
