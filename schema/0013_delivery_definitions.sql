@@ -223,23 +223,31 @@ RETURNS TABLE (rollouts integer, succeeded integer, failed integer, superseded i
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path FROM CURRENT SET work_mem = '64MB' AS $function$
 BEGIN
   RETURN QUERY EXECUTE $query$
-    WITH w AS NOT MATERIALIZED (
-      SELECT o.assignment_id, o.deployment_target_id, o.superseded_at, o.status, o.subscribers
+    WITH history AS (
+      -- Those with subscribers; the superseded ones by their history.
+      SELECT count(*) FILTER (WHERE o.subscribers > 0)::int AS rollouts,
+             count(*) FILTER (WHERE o.superseded_at IS NOT NULL AND o.status = 'succeeded')::int AS succeeded,
+             count(*) FILTER (WHERE o.superseded_at IS NOT NULL AND o.status = 'failed')::int AS failed,
+             count(*) FILTER (WHERE o.superseded_at IS NOT NULL AND o.status = 'superseded')::int AS superseded,
+             count(*) FILTER (WHERE o.superseded_at IS NOT NULL AND o.status = 'in_progress')::int AS in_progress,
+             count(*) FILTER (WHERE o.superseded_at IS NOT NULL AND o.status = 'no_subscribers')::int AS without_subscribers
         FROM kalypso_delivery_window($1, $2, $3, $4, $5, $6, $7, $8, 0) o
-    ), live AS (
-      SELECT l.assignment_id, l.status
+    ), now AS (
+      -- The current ones of the window judged now: for the whole fleet every current rollout (NULL,
+      -- not a list of them all), kept to the window by its assignment time.
+      SELECT count(*) FILTER (WHERE l.status = 'succeeded')::int AS succeeded,
+             count(*) FILTER (WHERE l.status = 'failed')::int AS failed,
+             count(*) FILTER (WHERE l.status = 'in_progress')::int AS in_progress,
+             count(*) FILTER (WHERE l.status = 'no_subscribers')::int AS without_subscribers
         FROM kalypso_current_rollouts(coalesce($9, (SELECT s.stale_before FROM kalypso_settings s)),
-                                      -- The whole fleet: every current rollout (NULL), not a list of them all.
                                       CASE WHEN coalesce($3, $4, $5, $6, $7, $8) IS NOT NULL
-                                           THEN ARRAY(SELECT w.deployment_target_id FROM w WHERE w.superseded_at IS NULL) END) l
-    ), judged AS (
-      SELECT w.subscribers, coalesce(live.status, w.status) AS status
-        FROM w LEFT JOIN live ON live.assignment_id = w.assignment_id AND w.superseded_at IS NULL
+                                           THEN ARRAY(SELECT o.deployment_target_id FROM kalypso_delivery_window($1, $2, $3, $4, $5, $6, $7, $8, 0) o
+                                                       WHERE o.superseded_at IS NULL) END) l
+       WHERE l.assigned_at >= $1 AND l.assigned_at < $2
     )
-    SELECT count(*) FILTER (WHERE subscribers > 0)::int, count(*) FILTER (WHERE status = 'succeeded')::int,
-           count(*) FILTER (WHERE status = 'failed')::int, count(*) FILTER (WHERE status = 'superseded')::int,
-           count(*) FILTER (WHERE status = 'in_progress')::int, count(*) FILTER (WHERE status = 'no_subscribers')::int
-      FROM judged
+    SELECT h.rollouts, h.succeeded + n.succeeded, h.failed + n.failed, h.superseded, h.in_progress + n.in_progress,
+           h.without_subscribers + n.without_subscribers
+      FROM history h, now n
   $query$ USING since, until, environments, workspaces, applications, workloads, deployment_targets, hosts, stale_before;
 END $function$;
 
