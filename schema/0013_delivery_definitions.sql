@@ -312,7 +312,7 @@ BEGIN
     WITH laggard AS (
       SELECT l.host_id, l.succeeded_at, l.behind_seconds
         FROM kalypso_delivery_window_laggards($1, $2, $3, $4, $5, $6, $7, $8) l
-       WHERE $8 IS NULL OR l.host_id IN (SELECT h.id FROM host h WHERE h.name = ANY ($8))
+       WHERE $8 IS NULL OR l.host_id = ANY (ARRAY(SELECT h.id FROM host h WHERE h.name = ANY ($8)))
     ), per_host AS MATERIALIZED (
       SELECT l.host_id, count(*)::int AS lagged, count(*) FILTER (WHERE l.succeeded_at IS NULL)::int AS not_converged,
              max(l.behind_seconds) AS max_behind
