@@ -19,13 +19,15 @@ interface Dashboard {
   panels: { title: string; targets: { rawSql: string }[] }[];
 }
 
-export async function benchGrafanaPanels(databaseUrl: string, repetitions = 10): Promise<PanelLatency[]> {
+/** `dashboards`: the files of scripts/grafana-dashboards.ts to run (default: all). */
+export async function benchGrafanaPanels(databaseUrl: string, repetitions = 10, dashboards?: readonly string[]): Promise<PanelLatency[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     await client.query('SET ROLE kalypso_reader');
     const results: PanelLatency[] = [];
-    for (const dashboard of Object.values(DASHBOARDS) as unknown as Dashboard[]) {
+    const chosen = Object.entries(DASHBOARDS).filter(([file]) => dashboards === undefined || dashboards.includes(file));
+    for (const dashboard of chosen.map(([, json]) => json) as unknown as Dashboard[]) {
       const days = Number(/^now-(\d+)d$/.exec(dashboard.time.from)?.[1] ?? 1);
       const range = { from: new Date(Date.now() - days * 86_400_000), to: new Date() };
       const variables = new Map<string, Substitution>();

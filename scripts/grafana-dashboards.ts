@@ -1,7 +1,8 @@
 // Writes the Grafana dashboards under deploy/grafana/dashboards/ (run: npm run grafana:dashboards).
 // Five dashboards share variables, links and panel shapes; generating them keeps those identical
-// and the JSON reviewable. Every panel reads the kalypso_* views (schema/0004, 0008), never the tables,
-// so the datasource can use the read-only kalypso_reader role. test/grafana checks the committed
+// and the JSON reviewable. Every panel reads the kalypso_* views (schema/0004) or calls the
+// kalypso_delivery_* functions (schema/0013), never the tables, so the datasource can use the
+// read-only kalypso_reader role. test/grafana checks the committed
 // JSON is what this script writes and runs every panel's SQL against a seeded database.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -99,7 +100,7 @@ const STATUS_COLOURS: Record<string, string> = {
   no_subscribers: 'text',
 };
 
-/** A rollout's status (kalypso_delivery_rollout). */
+/** A rollout's status (kalypso_delivery_rollouts). */
 const ROLLOUT_STATUS_COLOURS: Record<string, string> = {
   succeeded: 'green',
   failed: 'red',
@@ -463,26 +464,26 @@ const drift = dashboard(
   ],
 );
 
-// The delivery metrics (schema/0008) with the rules of the API's delivery report
-// (src/store/reports/delivery-report.ts), so that both give the same numbers: rollouts assigned in
-// the time range that had subscribers; medians interpolated (percentile_cont) over the rollouts
-// that have the duration; a change failure is a rollout with failure reports or superseded within
-// the fix window, among those judged (converged, failed or superseded).
+// The Delivery dashboard calls the functions that define the delivery numbers (schema/0013,
+// README "Delivery analytics") — the same ones GET /api/v1/metrics/delivery calls — with the time
+// range and the variables as the window and the slice. Panels choose columns; no rule is written
+// here. Grafana's `$__timeFilter` would include the end of the range: the functions take
+// [from, to), as the API does.
 
 /**
- * A host selects the rollouts of the endpoints its reconcilers pull ("All": every rollout). Those it
- * has now: the API also counts the endpoints of reconcilers removed since (only the history has them).
+ * The arguments every kalypso_delivery_* function begins with. A host selects the rollouts of the
+ * endpoints its reconcilers pull or pulled; "All" (`'*'`) is no host filter at all.
  */
-// Panels of history-based numbers read kalypso_delivery_rollout_history (the same rollouts and
-// columns, without judging every current rollout now); only the Rollouts table shows the verdict of now.
-const ROLLOUT_FILTER = `$__timeFilter(assigned_at) AND ${TARGET_FILTER} AND subscribers > 0
-   AND (${ALL_HOSTS} OR manifests_endpoint IN (SELECT manifests_endpoint FROM kalypso_host_state WHERE host IN ($host)))`;
-const JUDGED = '(converged OR had_failure OR superseded_at IS NOT NULL)';
+const DELIVERY_SCOPE = `$__timeFrom(), $__timeTo(), ARRAY[$environment]::text[], ARRAY[$workspace]::text[], ARRAY[$application]::text[],
+       NULL, NULL, CASE WHEN ${ALL_HOSTS} THEN NULL ELSE ARRAY[$host]::text[] END`;
 // The fix window is a single-value variable: Grafana inserts it as it is (quotes doubled).
-const CHANGE_FAILURE = `(had_failure OR ('$fix_window'::float8 > 0 AND superseded_after_seconds <= '$fix_window'::float8))`;
-const CHANGE_FAILURE_RATE = `count(*) FILTER (WHERE ${JUDGED} AND ${CHANGE_FAILURE})::float8 / nullif(count(*) FILTER (WHERE ${JUDGED}), 0)`;
-const RANGE_DAYS = `(extract(epoch FROM $__timeTo()::timestamptz - $__timeFrom()::timestamptz) / 86400)`;
-const median = (column: string): string => `percentile_cont(0.5) WITHIN GROUP (ORDER BY ${column})`;
+const FIX_WINDOW_ARGUMENT = `fix_window_seconds => '$fix_window'::float8`;
+const deliveryTotals = (columns: string): string => `SELECT ${columns}
+  FROM kalypso_delivery_totals(${DELIVERY_SCOPE}, ${FIX_WINDOW_ARGUMENT})`;
+/** A series per UTC day of assignment; days without rollouts have zero counts and no medians. */
+const deliveryTrend = (columns: string): string => `SELECT day::timestamp AT TIME ZONE 'UTC' AS time, ${columns}
+  FROM kalypso_delivery_trend(${DELIVERY_SCOPE}, ${FIX_WINDOW_ARGUMENT})
+ ORDER BY day`;
 
 /** A line per value over the UTC days of assignment. */
 function dailyLines(unit: string, extra: Json = {}): Json {
@@ -495,17 +496,14 @@ function dailyLines(unit: string, extra: Json = {}): Json {
 const delivery = dashboard(
   'kalypso-delivery',
   'Kalypso · Delivery',
-  'DORA metrics and fleet convergence of the rollouts assigned in the time range: deployment frequency, lead time, convergence, change failure rate, time to restore, and the hosts that lag. The same numbers as GET /api/v1/metrics/delivery.',
+  'DORA metrics and fleet convergence of the rollouts assigned in the time range: deployment frequency, lead time, convergence, change failure rate, time to restore, and the hosts that lag. The same numbers as GET /api/v1/metrics/delivery, from the same SQL functions.',
   [WORKSPACE, APPLICATION, ENVIRONMENT, ANY_HOST, FIX_WINDOW],
   [
     stat(
       'Deployment frequency',
       'Successful rollouts (every subscriber applied the version: the rollout converged, even if it regressed since) per day of the time range.',
       { h: 5, w: 4, x: 0, y: 0 },
-      `SELECT count(*) FILTER (WHERE converged) / ${RANGE_DAYS} AS per_day,
-       count(*) FILTER (WHERE converged) AS successful_rollouts
-  FROM kalypso_delivery_rollout_history
- WHERE ${ROLLOUT_FILTER}`,
+      deliveryTotals('deployments_per_day AS per_day, successful_rollouts'),
       { per_day: 'green' },
       { decimals: 2, counts: ['successful_rollouts'] },
     ),
@@ -513,10 +511,7 @@ const delivery = dashboard(
       'Lead time (median)',
       'From the version’s build time until the first host, and until the last subscriber, applied it. Median over the rollouts that got there.',
       { h: 5, w: 6, x: 4, y: 0 },
-      `SELECT ${median('lead_time_first_host_seconds')} AS first_host,
-       ${median('lead_time_last_host_seconds')} AS last_host
-  FROM kalypso_delivery_rollout_history
- WHERE ${ROLLOUT_FILTER}`,
+      deliveryTotals('lead_time_first_host_median AS first_host, lead_time_last_host_median AS last_host'),
       {},
       { unit: 's', noValue: '–' },
     ),
@@ -524,11 +519,7 @@ const delivery = dashboard(
       'Convergence (median)',
       'From the assignment until 50 %, 90 % and 100 % of the subscribers applied the commit. Median over the rollouts that got there.',
       { h: 5, w: 6, x: 10, y: 0 },
-      `SELECT ${median('convergence_50_seconds')} AS to_50_percent,
-       ${median('convergence_90_seconds')} AS to_90_percent,
-       ${median('convergence_100_seconds')} AS to_100_percent
-  FROM kalypso_delivery_rollout_history
- WHERE ${ROLLOUT_FILTER}`,
+      deliveryTotals('convergence_50_median AS to_50_percent, convergence_90_median AS to_90_percent, convergence_100_median AS to_100_percent'),
       {},
       { unit: 's', noValue: '–' },
     ),
@@ -536,11 +527,7 @@ const delivery = dashboard(
       'Change failure rate',
       'Of the rollouts that ended (converged, failed or superseded), those with failure reports or superseded within the fix window.',
       { h: 5, w: 4, x: 16, y: 0 },
-      `SELECT ${CHANGE_FAILURE_RATE} AS change_failure_rate,
-       count(*) FILTER (WHERE ${JUDGED} AND ${CHANGE_FAILURE}) AS change_failures,
-       count(*) FILTER (WHERE ${JUDGED}) AS judged
-  FROM kalypso_delivery_rollout_history
- WHERE ${ROLLOUT_FILTER}`,
+      deliveryTotals('change_failure_rate, change_failures, judged'),
       { change_failure_rate: 'red' },
       { unit: 'percentunit', decimals: 1, counts: ['change_failures', 'judged'], noValue: '–' },
     ),
@@ -548,10 +535,7 @@ const delivery = dashboard(
       'Time to restore (median)',
       'From the first failure report of a rollout until it, or a later rollout of the same target, converged. Not restored: failed rollouts that have not been.',
       { h: 5, w: 4, x: 20, y: 0 },
-      `SELECT ${median('restore_seconds')} FILTER (WHERE had_failure) AS time_to_restore,
-       count(*) FILTER (WHERE had_failure AND restore_seconds IS NULL) AS not_restored
-  FROM kalypso_delivery_rollout_history
- WHERE ${ROLLOUT_FILTER}`,
+      deliveryTotals('restore_median AS time_to_restore, not_restored'),
       { not_restored: 'orange' },
       { unit: 's', counts: ['not_restored'], noValue: '–' },
     ),
@@ -559,64 +543,36 @@ const delivery = dashboard(
       'Successful rollouts per day',
       'Rollouts that converged, by UTC day of assignment.',
       { h: 8, w: 12, x: 0, y: 5 },
-      `SELECT $__timeGroupAlias(assigned_at, '1d', 0),
-       count(*) FILTER (WHERE converged) AS successful
-  FROM kalypso_delivery_rollout_history
- WHERE ${ROLLOUT_FILTER}
- GROUP BY 1
- ORDER BY 1`,
+      deliveryTrend('successful_rollouts AS successful'),
       { defaults: { unit: 'none', decimals: 0, color: { mode: 'fixed', fixedColor: 'green' }, custom: { drawStyle: 'bars', fillOpacity: 80 } }, overrides: [] },
     ),
     timeSeries(
       'Change failure rate per day',
       'Change failures among the rollouts judged, by UTC day of assignment (fix window as chosen).',
       { h: 8, w: 12, x: 12, y: 5 },
-      `SELECT $__timeGroupAlias(assigned_at, '1d'),
-       ${CHANGE_FAILURE_RATE} AS change_failure_rate
-  FROM kalypso_delivery_rollout_history
- WHERE ${ROLLOUT_FILTER}
- GROUP BY 1
- ORDER BY 1`,
+      deliveryTrend('change_failure_rate'),
       dailyLines('percentunit', { min: 0, max: 1, color: { mode: 'fixed', fixedColor: 'red' } }),
     ),
     timeSeries(
       'Lead time per day (median)',
       'Median lead time to the first and to the last host, by UTC day of assignment.',
       { h: 8, w: 12, x: 0, y: 13 },
-      `SELECT $__timeGroupAlias(assigned_at, '1d'),
-       ${median('lead_time_first_host_seconds')} AS first_host,
-       ${median('lead_time_last_host_seconds')} AS last_host
-  FROM kalypso_delivery_rollout_history
- WHERE ${ROLLOUT_FILTER}
- GROUP BY 1
- ORDER BY 1`,
+      deliveryTrend('lead_time_first_host_median AS first_host, lead_time_last_host_median AS last_host'),
       dailyLines('s'),
     ),
     timeSeries(
       'Convergence per day (median)',
       'Median time from the assignment to 50 %, 90 % and 100 % of the subscribers, by UTC day of assignment.',
       { h: 8, w: 12, x: 12, y: 13 },
-      `SELECT $__timeGroupAlias(assigned_at, '1d'),
-       ${median('convergence_50_seconds')} AS to_50_percent,
-       ${median('convergence_90_seconds')} AS to_90_percent,
-       ${median('convergence_100_seconds')} AS to_100_percent
-  FROM kalypso_delivery_rollout_history
- WHERE ${ROLLOUT_FILTER}
- GROUP BY 1
- ORDER BY 1`,
+      deliveryTrend('convergence_50_median AS to_50_percent, convergence_90_median AS to_90_percent, convergence_100_median AS to_100_percent'),
       dailyLines('s'),
     ),
     table(
       'Lagging hosts',
       'Hosts among the slowest tenth of a rollout’s subscribers (after its 50 % point, or not at all), most often first. Behind: how long after the 50 % point they applied the commit.',
       { h: 9, w: 24, x: 0, y: 21 },
-      `SELECT host, count(*) AS lagged, count(*) FILTER (WHERE NOT converged) AS not_converged,
-       ${median('behind_seconds')} AS median_behind_seconds, max(behind_seconds) AS max_behind_seconds
-  FROM kalypso_delivery_laggard
- WHERE $__timeFilter(assigned_at) AND ${TARGET_FILTER} AND (${ALL_HOSTS} OR host IN ($host))
- GROUP BY host
- ORDER BY lagged DESC, not_converged DESC, median_behind_seconds DESC NULLS FIRST, host
- LIMIT 20`,
+      `SELECT host, lagged, not_converged, median_behind_seconds, max_behind_seconds
+  FROM kalypso_delivery_laggards(${DELIVERY_SCOPE}, max_rows => 20)`,
       [
         linkColumn('host', 'State of this host', 'kalypso-cluster-state', { host: 'host' }),
         column('not_converged', { id: 'displayName', value: 'not converged' }),
@@ -626,19 +582,15 @@ const delivery = dashboard(
     ),
     table(
       'Rollouts',
-      'Newest first, at most 500: each assignment with subscribers, its outcome and its numbers. Change failure: judged a failure with the chosen fix window.',
+      'Newest first, at most 500: each rollout with subscribers, its status (a current one as the rollout gate judges it now) and its numbers. Change failure: judged a failure with the chosen fix window.',
       { h: 14, w: 24, x: 0, y: 30 },
-      `SELECT assigned_at, environment, workspace, application, workload, deployment_target, version, commit_id, status,
-       coalesce(${CHANGE_FAILURE} AND ${JUDGED}, false) AS change_failure,
+      `SELECT assigned_at, environment, workspace, application, workload, deployment_target, version, commit_id, status, change_failure,
        subscribers, subscribers_succeeded, subscribers_failed,
        lead_time_first_host_seconds, lead_time_last_host_seconds,
        convergence_50_seconds, convergence_90_seconds, convergence_100_seconds, restore_seconds,
        array_to_string(lagging_hosts, ', ') AS lagging_hosts, build_time, superseded_at,
        array_to_string(regressed_on, ', ') AS regressed_on
-  FROM kalypso_delivery_rollout
- WHERE ${ROLLOUT_FILTER}
- ORDER BY assigned_at DESC, environment_order, workspace, application, workload, deployment_target
- LIMIT 500`,
+  FROM kalypso_delivery_rollouts(${DELIVERY_SCOPE}, ${FIX_WINDOW_ARGUMENT}, max_rows => 500)`,
       [
         statusCell('status', valueMapping(ROLLOUT_STATUS_COLOURS)),
         linkColumn('workload', 'History of this workload', 'kalypso-environment-history', {

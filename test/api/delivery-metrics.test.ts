@@ -1,10 +1,13 @@
 // Delivery metrics on a fleet whose every number is computed by hand (test/support/delivery-fleet.ts
-// has the table), sent through the official OTLP exporter, read through the API and through the
-// views Grafana reads.
+// has the fleet, test/support/delivery-cases.ts the numbers for windows, slices and fix windows),
+// sent through the official OTLP exporter and read through the API — the numbers the Grafana test
+// reads through the dashboard's panels, from the same SQL functions (schema/0013).
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
+import { caseWindow, DELIVERY_CASES, type DeliveryCase, type DeliveryNumbers, rolloutLine } from '../support/delivery-cases.ts';
 import { CART, DELIVERY_FLEET, DELIVERY_STALE_AFTER_MS, type DeliveryEvent, deliveryAt, deliveryEndpoint, deliveryLogSpec, WEB } from '../support/delivery-fleet.ts';
+import { readDeliveryPanels } from '../support/delivery-panels.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
@@ -37,67 +40,54 @@ async function get(query: string): Promise<{ status: number; body: any }> {
   return { status: response.status, body: await response.json() };
 }
 
-const summary = (count: number, medianSeconds: number | null, p90Seconds: number | null) => ({ count, medianSeconds, p90Seconds });
+/** The request for a case: its window and slice, its fix window (the API's default when it has none). */
+function caseQuery(deliveryCase: DeliveryCase): string {
+  const { since, until } = caseWindow(deliveryCase);
+  const query = new URLSearchParams({ since: since.toISOString(), until: until.toISOString() });
+  for (const name of ['environment', 'workspace', 'application', 'workload', 'deploymentTarget', 'host'] as const) {
+    const value = deliveryCase[name];
+    if (value !== undefined) query.set(name, value);
+  }
+  if (deliveryCase.fixWindowSeconds !== undefined) query.set('fixWindow', `${deliveryCase.fixWindowSeconds}s`);
+  return query.toString();
+}
+
+/** The numbers of the table in an answer. */
+function answered(body: any): DeliveryNumbers {
+  return {
+    rollouts: body.rollouts,
+    deploymentFrequency: body.deploymentFrequency,
+    leadTime: body.leadTime,
+    convergence: body.convergence,
+    changeFailureRate: body.changeFailureRate,
+    timeToRestore: body.timeToRestore,
+    laggingHosts: body.laggingHosts,
+    trend: body.trend,
+    recentRollouts: body.recentRollouts.map(rolloutLine),
+  };
+}
+
+// First, before the tests below add to the fleet.
+describe('GET /metrics/delivery: the hand-computed numbers', () => {
+  it.each(DELIVERY_CASES.map((deliveryCase) => [deliveryCase.name, deliveryCase] as const))('%s', async (_name, deliveryCase) => {
+    const { status, body } = await get(caseQuery(deliveryCase));
+    expect(status).toBe(200);
+    expect(answered(body)).toEqual(deliveryCase.expected);
+  });
+});
 
 describe('GET /metrics/delivery over the whole fleet', () => {
-  it('counts rollouts by outcome and successful ones per day', async () => {
+  it('says which window and fix window it judged by', async () => {
     const { status, body } = await get(WINDOW);
     expect(status).toBe(200);
     expect(body.window).toEqual({ since: iso(0), until: iso(2880), days: 2 });
     expect(body.fixWindowSeconds).toBe(3600);
-    expect(body.rollouts).toEqual({ total: 7, succeeded: 5, failed: 1, superseded: 0, inProgress: 1, withoutSubscribers: 1 });
-    expect(body.deploymentFrequency).toEqual({ successfulRollouts: 5, perDay: 2.5 });
-  });
-
-  it('measures lead time from build to the first and to the last host, and convergence to 50/90/100 %', async () => {
-    const { body } = await get(WINDOW);
-    // First host: 780 1320 3660 3900 3900 3900 7800; last host: 1800 3600 7200 7200 14400.
-    expect(body.leadTime).toEqual({ firstHost: summary(7, 3900, 5460), lastHost: summary(5, 7200, 11520), withoutBuildTime: 0 });
-    // 50 %: 120 300 300 300 600 900; 90 %: 540 600 3000 3600 7200; 100 %: 600 3000 3600 3600 7200.
-    expect(body.convergence).toEqual({
-      to50Percent: summary(6, 300, 750),
-      to90Percent: summary(5, 3000, 5760),
-      to100Percent: summary(5, 3600, 5760),
-    });
-  });
-
-  it('counts change failures among the rollouts that ended, and the time to restore them', async () => {
-    const { body } = await get(WINDOW);
-    // R2 and R4 had failure reports; D2 is still under way.
-    expect(body.changeFailureRate).toEqual({ judged: 6, failures: 2, withFailureReports: 2, supersededWithinFixWindow: 0, rate: 0.3333 });
-    // R2: 250 → R3 converged at 330; R4: 1565 → itself converged at 1680.
-    expect(body.timeToRestore).toEqual({ ...summary(2, 5850, 6690), failures: 2, notRestored: 0 });
-  });
-
-  it('names the hosts that lag, the slowest first', async () => {
-    const { body } = await get(WINDOW);
-    expect(body.laggingHosts).toEqual([
-      { host: 'prod-4', lagged: 4, notConverged: 1, medianBehindSeconds: 3000, maxBehindSeconds: 6300 },
-      { host: 'dev-2', lagged: 2, notConverged: 1, medianBehindSeconds: 480, maxBehindSeconds: 480 },
-      { host: 'web-10', lagged: 1, notConverged: 0, medianBehindSeconds: 3300, maxBehindSeconds: 3300 },
-    ]);
-  });
-
-  it('gives a trend per UTC day of assignment', async () => {
-    const { body } = await get(WINDOW);
-    expect(body.trend).toEqual([
-      { day: '2026-11-10', rollouts: 5, successful: 4, judged: 5, changeFailures: 1, changeFailureRate: 0.2, leadTimeMedianSeconds: 5400, convergenceMedianSeconds: 3300 },
-      { day: '2026-11-11', rollouts: 2, successful: 1, judged: 1, changeFailures: 1, changeFailureRate: 1, leadTimeMedianSeconds: 14400, convergenceMedianSeconds: 7200 },
-    ]);
+    expect((await get(`${WINDOW}&fixWindow=2d`)).body.fixWindowSeconds).toBe(172_800);
   });
 
   it('lists the newest rollouts with their numbers', async () => {
     const { body } = await get(WINDOW);
     const rows = body.recentRollouts as any[];
-    expect(rows.map((row) => `${row.environment}/${row.workload} ${row.version}`)).toEqual([
-      'prod/cart 1.2',
-      'dev/cart 1.2',
-      'prod/web 3.0',
-      'prod/cart 1.1.1',
-      'prod/cart 1.1',
-      'dev/cart 1.1',
-      'prod/cart 1.0',
-    ]);
     expect(rows[4]).toEqual({
       environment: 'prod',
       workspace: 'contoso',
@@ -146,42 +136,22 @@ describe('GET /metrics/delivery over the whole fleet', () => {
     expect(rows[1]).toMatchObject({ status: 'in_progress', changeFailure: false, subscribers: 2, succeeded: 1, convergence50Seconds: 300, laggingHosts: ['dev-2'] });
     expect(rows[2]).toMatchObject({ status: 'succeeded', subscribers: 10, convergence50Seconds: 300, convergence90Seconds: 540, convergence100Seconds: 3600, laggingHosts: ['web-10'] });
   });
-});
 
-describe('GET /metrics/delivery for a slice', () => {
-  it('an environment', async () => {
-    const { body } = await get(`${WINDOW}&environment=prod`);
-    expect(body.rollouts).toEqual({ total: 5, succeeded: 4, failed: 1, superseded: 0, inProgress: 0, withoutSubscribers: 0 });
-    expect(body.changeFailureRate).toMatchObject({ judged: 5, failures: 2, rate: 0.4 });
-    expect(body.laggingHosts.map((host: any) => host.host)).toEqual(['prod-4', 'web-10']);
+  it('lists as many as asked, the newest first', async () => {
+    const { body } = await get(`${WINDOW}&limit=2`);
+    expect(body.recentRollouts.map(rolloutLine)).toEqual(['prod/cart 1.2 succeeded change failure', 'dev/cart 1.2 in_progress']);
+    expect((await get(`${WINDOW}&limit=0`)).body.recentRollouts).toEqual([]);
   });
 
-  it('a workload and a deployment target', async () => {
-    const { body } = await get(`${WINDOW}&workload=cart&deploymentTarget=edge&environment=dev`);
-    expect(body.rollouts).toMatchObject({ total: 2, succeeded: 1, inProgress: 1 });
-    expect(body.convergence.to100Percent).toEqual(summary(1, 600, 600));
-    const web = await get(`${WINDOW}&workload=web`);
-    expect(web.body.leadTime.lastHost).toEqual(summary(1, 7200, 7200));
-  });
-
-  it('a host: the rollouts of the endpoints it pulls', async () => {
-    const { body } = await get(`${WINDOW}&host=dev-2`);
-    expect(body.rollouts).toMatchObject({ total: 2, succeeded: 1, inProgress: 1 });
-    expect(body.laggingHosts).toEqual([{ host: 'dev-2', lagged: 2, notConverged: 1, medianBehindSeconds: 480, maxBehindSeconds: 480 }]);
-  });
-
-  it('a shorter window', async () => {
-    const { body } = await get(`since=${iso(1440)}&until=${iso(2880)}`);
-    expect(body.rollouts).toMatchObject({ total: 2, succeeded: 1, inProgress: 1 });
-    expect(body.deploymentFrequency).toEqual({ successfulRollouts: 1, perDay: 1 });
-  });
-
-  it('a longer fix window counts quickly superseded rollouts as change failures', async () => {
-    // Superseded after: R1 180 min, D1 1300 min, R3 1280 min — all within two days.
-    const { body } = await get(`${WINDOW}&fixWindow=2d`);
-    expect(body.changeFailureRate).toEqual({ judged: 6, failures: 5, withFailureReports: 2, supersededWithinFixWindow: 3, rate: 0.8333 });
-    const none = await get(`${WINDOW}&fixWindow=0`);
-    expect(none.body.changeFailureRate).toMatchObject({ failures: 2, supersededWithinFixWindow: 0 });
+  it('an empty window has no numbers, and every day of it', async () => {
+    const { body } = await get(`since=${iso(-3 * 1440)}&until=${iso(-1440)}`);
+    expect(body.rollouts).toEqual({ total: 0, succeeded: 0, failed: 0, superseded: 0, inProgress: 0, withoutSubscribers: 0 });
+    expect(body.leadTime.firstHost).toEqual({ count: 0, medianSeconds: null, p90Seconds: null });
+    expect(body.changeFailureRate.rate).toBeNull();
+    expect(body.trend.map((day: any) => [day.day, day.rollouts])).toEqual([
+      ['2026-11-07', 0],
+      ['2026-11-08', 0],
+    ]);
   });
 
   it('refuses bad parameters naming them', async () => {
@@ -195,8 +165,8 @@ describe('GET /metrics/delivery for a slice', () => {
   });
 });
 
-describe('the views Grafana reads', () => {
-  it('give the same numbers per rollout to the read-only role', async () => {
+describe('the per-rollout views (ad-hoc SQL; the dashboard calls the functions)', () => {
+  it('give each rollout its numbers, for the read-only role', async () => {
     const client = new pg.Client({ connectionString: testDb.url });
     await client.connect();
     try {
@@ -283,5 +253,23 @@ describe('a rollout replaced before it landed', () => {
     expect(d2).toMatchObject({ version: '1.2', environment: 'dev', status: 'succeeded', changeFailure: false, convergence100Seconds: 900 });
     const none = await get(`${WINDOW}&fixWindow=0`);
     expect(none.body.changeFailureRate).toEqual({ judged: 8, failures: 2, withFailureReports: 2, supersededWithinFixWindow: 0, rate: 0.25 });
+
+    // The dashboard shows the same, from the same functions: R1 R3 W1 D1 R4 and now D2 converged.
+    const newest = ['prod/web 3.1.1 in_progress', 'prod/web 3.1 superseded change failure', 'prod/cart 1.2 succeeded change failure', 'dev/cart 1.2 succeeded'];
+    expect(body.deploymentFrequency).toEqual({ successfulRollouts: 6, perDay: 3 });
+    expect(body.recentRollouts.slice(0, 4).map(rolloutLine)).toEqual(newest);
+    const reader = new pg.Client({ connectionString: testDb.url });
+    await reader.connect();
+    try {
+      await reader.query('SET ROLE kalypso_reader');
+      const range = { from: deliveryAt(0), to: deliveryAt(2880) };
+      const panels = await readDeliveryPanels(reader, range, { fix_window: ['3600'] });
+      expect(panels.deploymentFrequency).toEqual({ successfulRollouts: 6, perDay: 3 });
+      expect(panels.changeFailureRate).toEqual({ judged: 8, failures: 3, rate: 0.375 });
+      expect(panels.recentRollouts.slice(0, 4)).toEqual(newest);
+      expect((await readDeliveryPanels(reader, range, { fix_window: ['0'] })).changeFailureRate).toEqual({ judged: 8, failures: 2, rate: 0.25 });
+    } finally {
+      await reader.end();
+    }
   });
 });

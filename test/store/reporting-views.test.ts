@@ -247,5 +247,27 @@ describe('reporting views', () => {
     ]) {
       expect(await asReader(`SELECT ${call}`), call).toMatch(/permission denied for function/);
     }
+    // The delivery definitions (schema/0013): the reader calls them; their building blocks and every
+    // other role may not (they run with the owner's rights).
+    for (const name of ['totals', 'outcomes', 'trend', 'laggards', 'rollouts']) {
+      expect(await asReader(`SELECT * FROM kalypso_delivery_${name}(now() - interval '1 day', now())`), name).toBe('ok');
+    }
+    for (const call of [
+      "kalypso_delivery_window(now(), now(), NULL, NULL, NULL, NULL, NULL, NULL, 0)",
+      "kalypso_delivery_window_laggards(now(), now(), NULL, NULL, NULL, NULL, NULL, NULL)",
+      "kalypso_delivery_slice(NULL, NULL, NULL, NULL, NULL, NULL)",
+    ]) {
+      expect(await asReader(`SELECT * FROM ${call}`), call).toMatch(/permission denied for function/);
+    }
+    // A role of its own, created and dropped in one transaction that never commits.
+    const asOtherRole = async (statement: string): Promise<string> => {
+      try {
+        await testDb.query(`BEGIN; CREATE ROLE kalypso_test_stranger; SET LOCAL ROLE kalypso_test_stranger; ${statement}; ROLLBACK`);
+        return 'ok';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(await asOtherRole('SELECT * FROM kalypso_delivery_totals()')).toMatch(/permission denied for function kalypso_delivery_totals/);
   });
 });

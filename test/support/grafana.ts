@@ -55,3 +55,31 @@ export async function resolveVariables(
   }
   return values;
 }
+
+export type PanelRow = Record<string, any>;
+
+const INT8 = 20;
+const NUMERIC = 1700;
+
+/**
+ * The rows of a panel's query as Grafana gets them for `range`, with the variables in `chosen` set
+ * (the others at "All" or their current value), run by `client` (as kalypso_reader); bigint and
+ * numeric as numbers, as Grafana shows them.
+ */
+export async function panelRows(
+  client: pg.Client,
+  dashboard: Dashboard,
+  title: string,
+  range: TimeRange,
+  chosen: Record<string, string[]> = {},
+): Promise<PanelRow[]> {
+  const panel = dashboard.panels.find((candidate) => candidate.title === title);
+  if (panel === undefined) throw new Error(`no panel "${title}" in ${dashboard.uid}`);
+  const variables = await resolveVariables(client, dashboard, range, chosen);
+  const result = await client.query(expandGrafanaSql(panel.targets[0]!.rawSql, variables, range));
+  const numeric = result.fields.filter((field) => field.dataTypeID === INT8 || field.dataTypeID === NUMERIC).map((field) => field.name);
+  return result.rows.map((row: PanelRow) => {
+    for (const name of numeric) if (row[name] !== null) row[name] = Number(row[name]);
+    return row;
+  });
+}
