@@ -19,34 +19,9 @@
 //
 // Medians and 90th percentiles interpolate (percentile_cont): of a, b the median is (a + b) / 2 and
 // the 90th percentile a + 0.9 (b − a); of n sorted values the p-quantile sits at position p (n − 1).
+// The report's own shapes (GET /metrics/delivery answers them as JSON: no dates among these).
+import type { DeliveryTrendDay as TrendDay, DurationSummary as Summary, LaggingHost as Laggard } from '../../src/store/reports/delivery-report.ts';
 import { deliveryAt } from './delivery-fleet.ts';
-
-export interface Summary {
-  count: number;
-  medianSeconds: number | null;
-  p90Seconds: number | null;
-}
-
-export interface TrendDay {
-  day: string;
-  rollouts: number;
-  successful: number;
-  judged: number;
-  changeFailures: number;
-  changeFailureRate: number | null;
-  /** Median lead time to the last host. */
-  leadTimeMedianSeconds: number | null;
-  /** Median convergence to 100 %. */
-  convergenceMedianSeconds: number | null;
-}
-
-export interface Laggard {
-  host: string;
-  lagged: number;
-  notConverged: number;
-  medianBehindSeconds: number | null;
-  maxBehindSeconds: number | null;
-}
 
 /** What a window, slice and fix window give; absent: not asserted in that case. */
 export interface DeliveryNumbers {

@@ -5,7 +5,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { refreshRollouts } from '../rollout-refresh.ts';
-import { type FleetSlice, type ReportContext, staleBefore } from './report-context.ts';
+import { type FleetSlice, type ReportContext, staleBefore, type TargetNames } from './report-context.ts';
 
 export interface DeliveryFilter extends FleetSlice {
   readonly since: Date;
@@ -47,14 +47,8 @@ export interface LaggingHost {
   maxBehindSeconds: number | null;
 }
 
-export interface DeliveryRollout {
-  environment: string;
-  workspace: string;
-  application: string;
-  workload: string;
-  deploymentTarget: string;
-  /** Where its subscribers pull from: with `commit`, what the rollout gate asks about. */
-  manifestsEndpoint: string;
+/** `manifestsEndpoint` and `commit`: what the rollout gate asks about. */
+export interface DeliveryRollout extends TargetNames {
   version: string;
   commit: string;
   buildTime: Date | null;

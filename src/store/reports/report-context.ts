@@ -21,6 +21,16 @@ export interface FleetSlice {
 
 export type EffectiveStatus = 'success' | 'failure' | 'in_progress' | 'stale';
 
+/** A deployment target named as people know it, and where its reconcilers pull from. */
+export interface TargetNames {
+  environment: string;
+  workspace: string;
+  application: string;
+  workload: string;
+  deploymentTarget: string;
+  manifestsEndpoint: string;
+}
+
 /** The newest moment a reconciler is known to have been alive: host clock, capped at receipt. */
 export function lastSeen(state: string): RawBuilder<Date> {
   return sql<Date>`${sql.ref(`${state}.last_seen_at`)}`;

@@ -5,7 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
-import { addStatus, type EffectiveStatus, emptyCounts, joinVersionAt, type ReportContext, staleBefore, type StatusCounts } from './report-context.ts';
+import { addStatus, type EffectiveStatus, emptyCounts, joinVersionAt, type ReportContext, staleBefore, type StatusCounts, type TargetNames } from './report-context.ts';
 
 export interface RolloutSubscriber {
   host: string;
@@ -22,13 +22,7 @@ export interface RolloutSubscriber {
 }
 
 /** A deployment target the gate judges, named as people know it, with its subscribers' counts. */
-export interface GateTarget extends StatusCounts {
-  environment: string;
-  workspace: string;
-  application: string;
-  workload: string;
-  deploymentTarget: string;
-  manifestsEndpoint: string;
+export interface GateTarget extends StatusCounts, TargetNames {
   /** The version the asked commit runs on this target (assigned with it, or carried), if known. */
   version: string | null;
   /** The target's desired version and commit now, if it has one. */

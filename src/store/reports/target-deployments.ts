@@ -4,7 +4,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
-import { addStatus, type EffectiveStatus, emptyCounts, mergeCounts, type StatusCounts } from './report-context.ts';
+import { addStatus, type EffectiveStatus, emptyCounts, mergeCounts, type StatusCounts, type TargetNames } from './report-context.ts';
 
 export interface DesiredVersion {
   version: string;
@@ -25,13 +25,7 @@ export interface DeployedVersion {
   reconcilers: StatusCounts;
 }
 
-export interface TargetDeployment {
-  workspace: string;
-  application: string;
-  workload: string;
-  deploymentTarget: string;
-  environment: string;
-  manifestsEndpoint: string;
+export interface TargetDeployment extends TargetNames {
   desired: DesiredVersion | null;
   deployed: DeployedVersion[];
   reconcilers: StatusCounts;
