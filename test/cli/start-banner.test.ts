@@ -33,13 +33,18 @@ const withoutColours = (text: string): string => text.replace(/\u001b\[[0-9;]*m/
 describe('the start-up banner', () => {
   it('in a terminal: UI, OTLP endpoints, psql, data directory and Ctrl-C — and Ctrl-C does stop the hub', async () => {
     const ports = await freeEmbeddedHubPorts();
+    // `exec`: the shell that script starts becomes the hub, so the terminal's Ctrl-C reaches the hub
+    // alone. Without it a shell that stays as the parent (dash, CI's /bin/sh) dies of the SIGINT
+    // itself, and script reports 130 whatever the hub did. SHELL is pinned so every machine runs
+    // the same shell.
     const command = [
+      'exec',
       process.execPath, '--disable-warning=ExperimentalWarning', CLI, 'serve', ...embeddedServeFlags(dataDir, ports), '--kube', 'off',
     ].join(' ');
     // script runs the command with a pseudo-terminal as its stdin and stdout; what we write to
     // script's stdin is typed into that terminal (so \x03 is a Ctrl-C, delivered as SIGINT).
     const terminal = spawn('script', ['--quiet', '--return', '--command', command, '/dev/null'], {
-      env: { ...process.env, DATABASE_URL: '', KALYPSO_LOG_FORMAT: '' },
+      env: { ...process.env, SHELL: '/bin/sh', DATABASE_URL: '', KALYPSO_LOG_FORMAT: '' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let output = '';
