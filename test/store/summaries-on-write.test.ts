@@ -7,10 +7,11 @@ import type { RunningHub } from '../../src/hub.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
+import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { refreshSummaries } from '../../src/store/summary-refresh.ts';
 import { apiGet } from '../support/api-get.ts';
 import { FleetBuilder } from '../support/known-fleet.ts';
-import { randomName } from '../support/random-ids.ts';
+import { randomCommit, randomName } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -99,6 +100,45 @@ describe('summaries kept current on write', () => {
       expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ reconcilers: 4, hosts: 2 });
       expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ reconcilers: 0, hosts: 0 });
       expect(await alone.query('SELECT status, sum(reconcilers)::int AS n FROM endpoint_status_count GROUP BY status')).toEqual([{ status: 'stale', n: 4 }]);
+    } finally {
+      await database.close();
+      await alone.drop();
+    }
+  });
+
+  it('judges a current rollout from the summaries, exact at any stale-after cut between two refreshes', async () => {
+    const alone = await createTestDatabase();
+    const database = connectDatabase({ url: alone.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+    try {
+      await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
+      const environment = randomName('env');
+      const app = workload(randomName('w'));
+      const commit = randomCommit();
+      const [live, silent] = [randomName('live'), randomName('silent')];
+      const fleet = new FleetBuilder(database.db);
+      await fleet.write([fleet.descriptor(app, environment, '1.0', commit, 30)]);
+      await fleet.write([fleet.state(live, app, environment, commit, 'success', 5), fleet.state(silent, app, environment, commit, 'success', 15)]);
+      await refreshRollouts(database.db, { wait: true });
+      const refreshedAt = Date.now();
+      await refreshSummaries(database.db, { wait: true, at: new Date(refreshedAt) });
+      const verdict = async (cutMinutesAgo: number) => {
+        const rows = await alone.query<{ status: string; succeeded: number; stale: number; in_progress: number }>(
+          'SELECT status, succeeded, stale, in_progress FROM kalypso_current_rollouts($1, NULL)',
+          [new Date(refreshedAt - cutMinutesAgo * 60_000)],
+        );
+        return rows;
+      };
+      // The refresh's own cut (10 minutes): one live, one stale.
+      expect(await verdict(10)).toEqual([{ status: 'in_progress', succeeded: 1, stale: 1, in_progress: 0 }]);
+      // A later cut (Grafana asking six minutes after the refresh): the live one has turned stale too.
+      expect(await verdict(4)).toEqual([{ status: 'in_progress', succeeded: 0, stale: 2, in_progress: 0 }]);
+      // An earlier cut: the one counted stale is live by it, with its own status.
+      expect(await verdict(20)).toEqual([{ status: 'succeeded', succeeded: 2, stale: 0, in_progress: 0 }]);
+      // A sign of life from the live one is not queued (nothing counted changes), and its summary row
+      // keeps the old last_seen_at: its state decides that a later cut does not make it stale.
+      await fleet.write([fleet.state(live, app, environment, commit, 'success', 0)]);
+      expect(await alone.query('SELECT count(*)::int AS n FROM summary_queue')).toEqual([{ n: 0 }]);
+      expect(await verdict(4)).toEqual([{ status: 'in_progress', succeeded: 1, stale: 1, in_progress: 0 }]);
     } finally {
       await database.close();
       await alone.drop();

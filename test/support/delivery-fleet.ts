@@ -38,6 +38,7 @@ import type { HubDatabase } from '../../src/store/database-schema.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
+import { refreshSummaries } from '../../src/store/summary-refresh.ts';
 import type { LogSpec } from './otlp-client.ts';
 
 export const DELIVERY_T0 = Date.UTC(2026, 10, 10);
@@ -197,10 +198,14 @@ export function deliveryRecord(event: DeliveryEvent): NormalizedRecord {
   };
 }
 
-/** Writes the fleet batch by batch, as the hub would, and brings the rollout table up to date. */
+/**
+ * Writes the fleet batch by batch, as the hub would, and brings the rollout table and the summaries
+ * up to date, as the hub's refreshers would within a second.
+ */
 export async function writeDeliveryFleet(db: Kysely<HubDatabase>): Promise<void> {
   await publishHubSettings(db, { staleAfterMs: DELIVERY_STALE_AFTER_MS, environmentOrder: [] });
   const writer = new RecordWriter(db, createLogger('silent'), { retryAfterSeconds: 1 });
   for (const batch of DELIVERY_FLEET) await writer.write(batch.map(deliveryRecord));
   await refreshRollouts(db, { wait: true });
+  await refreshSummaries(db, { wait: true, at: new Date() });
 }

@@ -5,6 +5,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { refreshRollouts } from '../rollout-refresh.ts';
+import { summariesCurrent } from '../summary-refresh.ts';
 import { type FleetSlice, type ReportContext, staleBefore, type TargetNames } from './report-context.ts';
 
 export interface DeliveryFilter extends FleetSlice {
@@ -91,6 +92,8 @@ const LAGGING_HOSTS_LISTED = 20;
 export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportContext, filter: DeliveryFilter): Promise<DeliveryReport> {
   // Read-your-writes: whatever any replica has written is in the rollout table before it is read.
   await refreshRollouts(db, { wait: true });
+  // A current rollout's verdict reads the status counts kept on write (schema/0014).
+  await summariesCurrent(db, context.asOf);
   const scope = deliveryScope(filter);
   const fixWindow = sql`fix_window_seconds => ${filter.fixWindowSeconds}::float8`;
   const cutoff = sql`stale_before => ${staleBefore(context)}::timestamptz`;
