@@ -37,17 +37,19 @@ BEGIN
              CASE WHEN c.status = 'failure' THEN c.reconcilers ELSE 0 END AS failure
         FROM endpoint_status_count c %2$s
       UNION ALL
-      -- Counted live, stale by this cut.
+      -- Counted live, stale by this cut. (Each candidate's state is looked up by key — OFFSET 0 keeps
+      -- the lookup a subquery — so a wrong guess of how many there are cannot turn it into a scan
+      -- of every state.)
       SELECT r.manifests_endpoint_id, r.gitops_commit_id, 0, 1, -(r.status = 'success')::int, -(r.status = 'failure')::int
         FROM summary_reconciler r
-        JOIN deployment_state s ON s.reconciler_id = r.reconciler_id
-       WHERE r.status <> 'stale' AND r.last_seen_at < $1 AND s.last_seen_at < $1
+       CROSS JOIN LATERAL (SELECT s.last_seen_at FROM deployment_state s WHERE s.reconciler_id = r.reconciler_id OFFSET 0) s
+       WHERE r.status <> 'stale' AND r.last_seen_at < $1 AND s.last_seen_at < $1 %3$s
       UNION ALL
       -- Counted stale, live by this cut.
       SELECT r.manifests_endpoint_id, r.gitops_commit_id, 0, -1, (s.status = 'success')::int, (s.status = 'failure')::int
         FROM summary_reconciler r
-        JOIN deployment_state s ON s.reconciler_id = r.reconciler_id
-       WHERE r.status = 'stale' AND r.last_seen_at >= $1 AND s.last_seen_at >= $1
+       CROSS JOIN LATERAL (SELECT s.status, s.last_seen_at FROM deployment_state s WHERE s.reconciler_id = r.reconciler_id OFFSET 0) s
+       WHERE r.status = 'stale' AND r.last_seen_at >= $1 AND s.last_seen_at >= $1 %3$s
     ), per_commit AS (
       SELECT k.manifests_endpoint_id, k.gitops_commit_id, sum(k.n)::int AS n, sum(k.stale)::int AS stale,
              sum(k.success)::int AS success, sum(k.failure)::int AS failure
@@ -84,6 +86,8 @@ BEGIN
     CASE WHEN target_ids IS NULL THEN '' ELSE 'AND o.deployment_target_id IN (SELECT unnest($2))' END,
     -- A few targets: their endpoints' counts through the primary key.
     CASE WHEN target_ids IS NULL THEN ''
-         ELSE 'WHERE c.manifests_endpoint_id IN (SELECT t.manifests_endpoint_id FROM deployment_target t WHERE t.id IN (SELECT unnest($2)))' END)
+         ELSE 'WHERE c.manifests_endpoint_id IN (SELECT t.manifests_endpoint_id FROM deployment_target t WHERE t.id IN (SELECT unnest($2)))' END,
+    CASE WHEN target_ids IS NULL THEN ''
+         ELSE 'AND r.manifests_endpoint_id IN (SELECT t.manifests_endpoint_id FROM deployment_target t WHERE t.id IN (SELECT unnest($2)))' END)
   USING stale_before, target_ids;
 END $function$;
