@@ -60,6 +60,8 @@ export async function startBenchHub(databaseUrl: string, flags: readonly string[
     process.execPath,
     [
       ...nodeArgs,
+      // KALYPSO_BENCH_CPU_PROF=<directory>: each hub writes a V8 CPU profile there when it stops.
+      ...(process.env['KALYPSO_BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['KALYPSO_BENCH_CPU_PROF']}`] : []),
       path.resolve(import.meta.dirname, '../src/cli/main.ts'),
       'serve',
       '--database-url', databaseUrl,

@@ -58,13 +58,18 @@ export async function workloadRecords(workload: IngestWorkload): Promise<Readabl
 export async function benchIngestRawGrpc(
   hubs: readonly BenchHub[],
   records: readonly ReadableLogRecord[],
-  options: { batchSize: number; clients: number; name?: string },
+  options: { batchSize: number; clients: number; gzip?: boolean; name?: string },
 ): Promise<IngestResult> {
   const bodies: Buffer[] = [];
   for (let i = 0; i < records.length; i += options.batchSize) bodies.push(protobufRequest(records.slice(i, i + options.batchSize)));
   const clients = Array.from(
     { length: options.clients },
-    (_, i) => new grpc.Client(`127.0.0.1:${hubs[i % hubs.length]!.ports.otlpGrpc}`, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 256 * 1024 * 1024 }),
+    (_, i) =>
+      new grpc.Client(`127.0.0.1:${hubs[i % hubs.length]!.ports.otlpGrpc}`, grpc.credentials.createInsecure(), {
+        'grpc.max_send_message_length': 256 * 1024 * 1024,
+        // As a collector's `compression: gzip` (grpc-js: 2 = gzip); the client compresses each request.
+        ...(options.gzip === true ? { 'grpc.default_compression_algorithm': 2 } : {}),
+      }),
   );
   const exportOnce = (client: grpc.Client, body: Buffer) =>
     new Promise<void>((resolve, reject) => {

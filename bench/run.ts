@@ -12,7 +12,7 @@ import { benchDeliveryRefresh } from './delivery-refresh.ts';
 import { FLEET_L, FLEET_S, type FleetSize, generateFleet } from './fleet.ts';
 import { benchIngestRawGrpc, workloadRecords } from './ingest-raw-grpc.ts';
 import { benchIngestSdkGrpc, type IngestResult } from './ingest-sdk-grpc.ts';
-import { benchCopyBaseline } from './ingest-copy.ts';
+import { benchCopyBaseline, storedRows } from './ingest-copy.ts';
 import { benchArgPoll } from './arg-poll-runner.ts';
 import { benchGrafanaPanels } from './grafana-panels.ts';
 import { benchReports, benchRolloutGate } from './reports.ts';
@@ -53,54 +53,62 @@ async function setSummaryTriggers(url: string, action: 'DISABLE' | 'ENABLE'): Pr
   }
 }
 
+/** One measured ingest run: the hub's rate, each record stored exactly once, and COPY of the same rows. */
+async function ingestRun(
+  url: string,
+  hubs: readonly BenchHub[],
+  runId: number,
+  options: { batchSize: number; clients: number; gzip?: boolean; name?: string },
+): Promise<(string | number)[]> {
+  const records = (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat();
+  const result = await benchIngestRawGrpc(hubs, records, options);
+  const hosts = `bench-${runId}-host-`;
+  const stored = await storedRows(url, hosts);
+  if (stored !== records.length) throw new Error(`${result.name}: ${records.length} records acknowledged, ${stored} history rows stored`);
+  const copy = await benchCopyBaseline(url, hosts);
+  progress(`ingest ${result.name} ${options.batchSize}×${options.clients}: ${result.recordsPerSecond} records/s, COPY ${copy.rowsPerSecond} rows/s`);
+  return [...ingestRow(result, hubs.length), copy.rowsPerSecond, (result.recordsPerSecond / copy.rowsPerSecond).toFixed(2)];
+}
+
 async function ingestSection(server: BenchServer): Promise<string[]> {
   const { url, database } = await server.createDatabase('bench_ingest');
   await database.close();
   let runId = 0;
   const rows: (string | number)[][] = [];
-  let copyRatio = '';
   await withHubs(url, 1, async ([hub]) => {
     for (const { batchSize, clients } of [{ batchSize: 100, clients: 8 }, { batchSize: 1_000, clients: 4 }, { batchSize: 5_000, clients: 2 }]) {
-      runId += 1;
-      const records = (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat();
-      const result = await benchIngestRawGrpc([hub!], records, { batchSize, clients });
-      rows.push(ingestRow(result));
-      progress(`ingest raw ${batchSize}×${clients}: ${result.recordsPerSecond} records/s`);
-      if (batchSize === 1_000) {
-        const copy = await benchCopyBaseline(url, runId);
-        rows.push(['COPY of the same history rows (binary, one stream)', '–', copy.rows, '–', 1, copy.rowsPerSecond, '–', '–', '–']);
-        copyRatio = `hub/COPY at batch 1,000: ${(result.recordsPerSecond / copy.rowsPerSecond).toFixed(2)}`;
-      }
+      rows.push(await ingestRun(url, [hub!], (runId += 1), { batchSize, clients }));
     }
+    rows.push(await ingestRun(url, [hub!], (runId += 1), { batchSize: 1_000, clients: 4, gzip: true, name: 'OTLP/gRPC, raw, gzip' }));
     // The cost of keeping the report summaries on write (issue 20): the same load with the queueing
     // triggers off and on, alternating, in the same run.
     for (const round of [1, 2]) {
       for (const triggers of ['DISABLE', 'ENABLE'] as const) {
         await setSummaryTriggers(url, triggers);
-        runId += 1;
-        const records = (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat();
         const name = `OTLP/gRPC, raw, summary triggers ${triggers === 'DISABLE' ? 'off (as before issue 20)' : 'on'}, round ${round}`;
-        const result = await benchIngestRawGrpc([hub!], records, { batchSize: 1_000, clients: 4, name });
-        rows.push(ingestRow(result));
-        progress(`ingest ${name}: ${result.recordsPerSecond} records/s`);
+        rows.push(await ingestRun(url, [hub!], (runId += 1), { batchSize: 1_000, clients: 4, name }));
       }
     }
     runId += 1;
     const sdk = await benchIngestSdkGrpc(hub!, (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat(), { batchSize: 1_000, concurrency: 4 });
-    rows.push(ingestRow(sdk));
+    rows.push([...ingestRow(sdk), '–', '–']);
     // A settled fleet: the first round creates the reconcilers (not timed), the next four confirm.
     runId += 1;
     const [first, ...confirmations] = await workloadRecords({ ...INGEST_WORKLOAD, kind: 'heartbeats', runId });
     await benchIngestRawGrpc([hub!], first!, { batchSize: 1_000, clients: 4 });
     const heartbeats = await benchIngestRawGrpc([hub!], confirmations.flat(), { batchSize: 1_000, clients: 4, name: 'OTLP/gRPC, raw, heartbeats (no transition)' });
-    rows.push(ingestRow(heartbeats));
+    rows.push([...ingestRow(heartbeats), '–', '–']);
+  });
+  // Two hub processes on the same database, clients spread round-robin.
+  await withHubs(url, 2, async (hubs) => {
+    rows.push(await ingestRun(url, hubs, (runId += 1), { batchSize: 1_000, clients: 4, name: 'OTLP/gRPC, raw, two hubs' }));
   });
   return [
-    `## Ingest (OTLP/gRPC; each run ${INGEST_WORKLOAD.hosts} new hosts × ${INGEST_WORKLOAD.reconcilersPerHost} reconcilers × ${INGEST_WORKLOAD.rounds} rounds; every record a state transition unless marked heartbeats)`,
+    `## Ingest (OTLP/gRPC; each run ${INGEST_WORKLOAD.hosts} new hosts × ${INGEST_WORKLOAD.reconcilersPerHost} reconcilers × ${INGEST_WORKLOAD.rounds} rounds; every record a state transition unless marked heartbeats; each run checked: every record stored exactly once)`,
     '',
-    markdownTable(INGEST_HEADER, rows),
+    'COPY: the same run\'s history rows loaded as `psql \\copy` loads them (text, one stream) into a clone of the history table with its indexes.',
     '',
-    `${copyRatio}.`,
+    markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows),
     '',
   ];
 }
