@@ -87,8 +87,12 @@ export class DimensionIds {
   }
 
   static cacheKey(key: readonly DimensionValue[]): string {
-    // NUL never occurs in stored text (the normalizer rejects it), so it separates safely.
-    return key.map((part) => (part instanceof Date ? part.toISOString() : String(part))).join('\u0000');
+    // NUL never occurs in stored text (the normalizer rejects it), so it separates safely. Called
+    // for every record on the ingest path: keys of one or two parts are joined without arrays.
+    const part = (value: DimensionValue): string => (typeof value === 'string' ? value : value instanceof Date ? value.toISOString() : String(value));
+    if (key.length === 1) return part(key[0]!);
+    if (key.length === 2) return `${part(key[0]!)}\u0000${part(key[1]!)}`;
+    return key.map(part).join('\u0000');
   }
 
   /** Ids for the given rows, keyed by `DimensionIds.cacheKey(row.key)`. */

@@ -135,33 +135,38 @@ export class RecordWriter implements RecordSink {
   async #resolveReports(records: readonly RealStateRecord[], receivedAt: Date): Promise<ResolvedStateReport[]> {
     if (records.length === 0) return [];
     const seen = (record: RealStateRecord): Date => (record.observedAt < receivedAt ? record.observedAt : receivedAt);
+    // A batch names few endpoints and hosts many times: each is asked for once (the last record
+    // naming it decides what a new row starts with). A key of one part is the part itself.
     const endpointIds = await this.#ids.ensure(
       'manifestsEndpoint',
-      records.map((record) => ({ key: [record.manifests.endpoint], extra: [record.manifests.storageType] })),
+      lastOfEach(records, (record) => record.manifests.endpoint).map((record) => ({
+        key: [record.manifests.endpoint],
+        extra: [record.manifests.storageType],
+      })),
     );
     const hostIds = await this.#ids.ensure(
       'host',
-      records.map((record) => ({
+      lastOfEach(records, (record) => record.host.name).map((record) => ({
         key: [record.host.name],
         extra: [record.host.type ?? DEFAULT_HOST_TYPE, seen(record), seen(record)],
       })),
     );
-    const endpointOf = (record: RealStateRecord): number => endpointIds.get(DimensionIds.cacheKey([record.manifests.endpoint]))!;
-    const hostOf = (record: RealStateRecord): number => hostIds.get(DimensionIds.cacheKey([record.host.name]))!;
+    const hostOf = records.map((record) => hostIds.get(record.host.name)!);
+    const reconcilerKeys = records.map((record, index) => DimensionIds.cacheKey([hostOf[index]!, record.reconciler.name]));
     const reconcilerIds = await this.#ids.ensure(
       'reconciler',
-      records.map((record) => ({
-        key: [hostOf(record), record.reconciler.name],
-        extra: [record.reconciler.type, endpointOf(record)],
+      lastOfEach(records.keys(), (index) => reconcilerKeys[index]!).map((index) => ({
+        key: [hostOf[index]!, records[index]!.reconciler.name],
+        extra: [records[index]!.reconciler.type, endpointIds.get(records[index]!.manifests.endpoint)!],
       })),
     );
-    return records.map((record) => ({
-      reconcilerId: reconcilerIds.get(DimensionIds.cacheKey([hostOf(record), record.reconciler.name]))!,
-      hostId: hostOf(record),
+    return records.map((record, index) => ({
+      reconcilerId: reconcilerIds.get(reconcilerKeys[index]!)!,
+      hostId: hostOf[index]!,
       hostType: record.host.type,
       reconcilerType: record.reconciler.type,
       reportedBy: record.reportedBy,
-      endpointId: endpointOf(record),
+      endpointId: endpointIds.get(record.manifests.endpoint)!,
       commitId: record.commitId,
       status: record.status,
       message: record.statusMessage,
@@ -192,6 +197,13 @@ export class RecordWriter implements RecordSink {
       endpointId: endpoints.get(key([record.deploymentTarget.manifests.endpoint]))!,
     }));
   }
+}
+
+/** One item per key, the last one naming it, in the order the keys first appear. */
+function lastOfEach<T, K>(items: Iterable<T>, keyOf: (item: T) => K): T[] {
+  const last = new Map<K, T>();
+  for (const item of items) last.set(keyOf(item), item);
+  return [...last.values()];
 }
 
 /**

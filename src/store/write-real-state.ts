@@ -6,6 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DeploymentStatus } from '../model/deployment-records.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { type CommitEvidence, commitEvidence, type RecordedEvidence } from './commit-evidence.ts';
+import { idArray, textArray, timeArray } from './pg-arrays.ts';
 import { queueRolloutRefresh } from './rollout-refresh.ts';
 import {
   type CurrentState,
@@ -55,13 +56,13 @@ export async function writeRealState(
 
   // Lock first, read after: under READ COMMITTED a statement that waited for a lock still sees
   // the other tables as of its start, so the state must be read by a statement of its own.
-  await sql`SELECT id FROM reconciler WHERE id = ANY(${reconcilerIds}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
+  await sql`SELECT id FROM reconciler WHERE id = ANY(${idArray(reconcilerIds)}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
   const locked = await sql<LockedReconciler>`
     SELECT r.id, r.type, r.reported_by, r.manifests_endpoint_id, r.removed_at,
            s.manifests_endpoint_id AS state_endpoint_id, s.gitops_commit_id, s.status, s.status_message,
            s.observed_at, s.last_observed_at
       FROM reconciler r LEFT JOIN deployment_state s ON s.reconciler_id = r.id
-     WHERE r.id = ANY(${reconcilerIds}::bigint[])`.execute(trx);
+     WHERE r.id = ANY(${idArray(reconcilerIds)}::bigint[])`.execute(trx);
   const stored = new Map<number, CurrentState>();
   for (const row of locked.rows) {
     if (row.status === null || row.observed_at === null || row.last_observed_at === null) continue;
@@ -84,7 +85,7 @@ export async function writeRealState(
   const confirmedOnly = reconcilerIds.filter((id) => !plan.current.has(id) && stored.has(id));
   if (confirmedOnly.length > 0) {
     await sql`UPDATE deployment_state SET last_received_at = ${receivedAt}
-               WHERE reconciler_id = ANY(${confirmedOnly}::bigint[])`.execute(trx);
+               WHERE reconciler_id = ANY(${idArray(confirmedOnly)}::bigint[])`.execute(trx);
   }
   await updateReconcilers(trx, locked.rows, reports, stored);
   await updateHosts(trx, reports, receivedAt);
@@ -109,8 +110,8 @@ async function latePredecessors(
     observed_at: Date;
   }>`
     SELECT x.ordinal, h.manifests_endpoint_id, h.gitops_commit_id, h.status, h.status_message, h.observed_at
-      FROM unnest(${late.map((report) => report.reconcilerId)}::bigint[],
-                  ${late.map((report) => report.observedAt)}::timestamptz[])
+      FROM unnest(${idArray(late.map((report) => report.reconcilerId))}::bigint[],
+                  ${timeArray(late.map((report) => report.observedAt))}::timestamptz[])
            WITH ORDINALITY AS x(reconciler_id, observed_at, ordinal)
       JOIN LATERAL (
             SELECT h.manifests_endpoint_id, h.gitops_commit_id, h.status, h.status_message, h.observed_at
@@ -140,10 +141,10 @@ async function recordCommitEvidence(trx: Kysely<HubDatabase>, evidence: CommitEv
   if (sightings.length === 0 && successions.length === 0) return;
   await sql`
     SELECT kalypso_commits_seen(
-      ${sightings.map((s) => s.endpointId)}::bigint[], ${sightings.map((s) => s.commitId)}::text[],
-      ${sightings.map((s) => s.at)}::timestamptz[],
-      ${successions.map((s) => s.endpointId)}::bigint[], ${successions.map((s) => s.from)}::text[],
-      ${successions.map((s) => s.to)}::text[], ${successions.map((s) => s.at)}::timestamptz[])`.execute(trx);
+      ${idArray(sightings.map((s) => s.endpointId))}::bigint[], ${textArray(sightings.map((s) => s.commitId))}::text[],
+      ${timeArray(sightings.map((s) => s.at))}::timestamptz[],
+      ${idArray(successions.map((s) => s.endpointId))}::bigint[], ${textArray(successions.map((s) => s.from))}::text[],
+      ${textArray(successions.map((s) => s.to))}::text[], ${timeArray(successions.map((s) => s.at))}::timestamptz[])`.execute(trx);
 }
 
 async function insertHistory(trx: Kysely<HubDatabase>, rows: readonly StateReport[], receivedAt: Date): Promise<number> {
@@ -154,12 +155,12 @@ async function insertHistory(trx: Kysely<HubDatabase>, rows: readonly StateRepor
       INSERT INTO deployment_state_history
              (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, status_message, observed_at, received_at)
       SELECT r.*, ${receivedAt}::timestamptz
-        FROM unnest(${rows.map((row) => row.reconcilerId)}::bigint[],
-                    ${rows.map((row) => row.endpointId)}::bigint[],
-                    ${rows.map((row) => row.commitId)}::text[],
-                    ${rows.map((row) => row.status)}::deployment_status[],
-                    ${rows.map((row) => row.message)}::text[],
-                    ${rows.map((row) => row.observedAt)}::timestamptz[]) AS r
+        FROM unnest(${idArray(rows.map((row) => row.reconcilerId))}::bigint[],
+                    ${idArray(rows.map((row) => row.endpointId))}::bigint[],
+                    ${textArray(rows.map((row) => row.commitId))}::text[],
+                    ${textArray(rows.map((row) => row.status))}::deployment_status[],
+                    ${textArray(rows.map((row) => row.message))}::text[],
+                    ${timeArray(rows.map((row) => row.observedAt))}::timestamptz[]) AS r
       ON CONFLICT DO NOTHING
       RETURNING manifests_endpoint_id, observed_at
     ), queued AS (
@@ -191,13 +192,13 @@ async function writeCurrentStates(
          SET manifests_endpoint_id = x.endpoint_id, gitops_commit_id = x.commit_id, status = x.status,
              status_message = x.message, observed_at = x.observed_at, last_observed_at = x.last_observed_at,
              last_received_at = ${receivedAt}::timestamptz
-        FROM unnest(${changed}::bigint[],
-                    ${column(changed, (state) => state.endpointId)}::bigint[],
-                    ${column(changed, (state) => state.commitId)}::text[],
-                    ${column(changed, (state) => state.status)}::deployment_status[],
-                    ${column(changed, (state) => state.message)}::text[],
-                    ${column(changed, (state) => state.observedAt)}::timestamptz[],
-                    ${column(changed, (state) => state.lastObservedAt)}::timestamptz[])
+        FROM unnest(${idArray(changed)}::bigint[],
+                    ${idArray(column(changed, (state) => state.endpointId))}::bigint[],
+                    ${textArray(column(changed, (state) => state.commitId))}::text[],
+                    ${textArray(column(changed, (state) => state.status))}::deployment_status[],
+                    ${textArray(column(changed, (state) => state.message))}::text[],
+                    ${timeArray(column(changed, (state) => state.observedAt))}::timestamptz[],
+                    ${timeArray(column(changed, (state) => state.lastObservedAt))}::timestamptz[])
              AS x(reconciler_id, endpoint_id, commit_id, status, message, observed_at, last_observed_at)
        WHERE s.reconciler_id = x.reconciler_id`.execute(trx);
   }
@@ -207,14 +208,14 @@ async function writeCurrentStates(
              (reconciler_id, host_id, manifests_endpoint_id, gitops_commit_id, status, status_message,
               observed_at, last_observed_at, last_received_at)
       SELECT s.*, ${receivedAt}::timestamptz
-        FROM unnest(${added}::bigint[],
-                    ${added.map((id) => hostOf.get(id)!)}::bigint[],
-                    ${column(added, (state) => state.endpointId)}::bigint[],
-                    ${column(added, (state) => state.commitId)}::text[],
-                    ${column(added, (state) => state.status)}::deployment_status[],
-                    ${column(added, (state) => state.message)}::text[],
-                    ${column(added, (state) => state.observedAt)}::timestamptz[],
-                    ${column(added, (state) => state.lastObservedAt)}::timestamptz[]) AS s`.execute(trx);
+        FROM unnest(${idArray(added)}::bigint[],
+                    ${idArray(added.map((id) => hostOf.get(id)!))}::bigint[],
+                    ${idArray(column(added, (state) => state.endpointId))}::bigint[],
+                    ${textArray(column(added, (state) => state.commitId))}::text[],
+                    ${textArray(column(added, (state) => state.status))}::deployment_status[],
+                    ${textArray(column(added, (state) => state.message))}::text[],
+                    ${timeArray(column(added, (state) => state.observedAt))}::timestamptz[],
+                    ${timeArray(column(added, (state) => state.lastObservedAt))}::timestamptz[]) AS s`.execute(trx);
   }
 }
 
@@ -251,11 +252,11 @@ async function updateReconcilers(
   await sql`
     UPDATE reconciler r
        SET type = c.type, manifests_endpoint_id = c.endpoint_id, removed_at = c.removed_at, reported_by = c.reported_by
-      FROM unnest(${changes.map((change) => change.id)}::bigint[],
-                  ${changes.map((change) => change.type)}::text[],
-                  ${changes.map((change) => change.endpointId)}::bigint[],
-                  ${changes.map((change) => change.removedAt)}::timestamptz[],
-                  ${changes.map((change) => change.reportedBy)}::text[]) AS c(id, type, endpoint_id, removed_at, reported_by)
+      FROM unnest(${idArray(changes.map((change) => change.id))}::bigint[],
+                  ${textArray(changes.map((change) => change.type))}::text[],
+                  ${idArray(changes.map((change) => change.endpointId))}::bigint[],
+                  ${timeArray(changes.map((change) => change.removedAt))}::timestamptz[],
+                  ${textArray(changes.map((change) => change.reportedBy))}::text[]) AS c(id, type, endpoint_id, removed_at, reported_by)
      WHERE r.id = c.id`.execute(trx);
 }
 
@@ -281,8 +282,8 @@ async function updateHosts(
   // Rows are locked in id order before the update, so concurrent batches cannot deadlock here.
   await sql`
     WITH v AS (
-      SELECT * FROM unnest(${ids}::bigint[], ${values.map((value) => value.seen)}::timestamptz[],
-                           ${values.map((value) => value.type ?? null)}::text[]) AS v(id, seen, type)
+      SELECT * FROM unnest(${idArray(ids)}::bigint[], ${timeArray(values.map((value) => value.seen))}::timestamptz[],
+                           ${textArray(values.map((value) => value.type ?? null))}::text[]) AS v(id, seen, type)
     ), locked AS (
       SELECT h.id FROM host h JOIN v ON v.id = h.id
        WHERE h.last_seen_at < v.seen OR (v.type IS NOT NULL AND v.type <> h.type)
