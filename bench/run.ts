@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { createLogger } from '../src/log/logger.ts';
 import { connectDatabase } from '../src/store/connect.ts';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { type BenchHub, type BenchServer, startBenchHub, startBenchServer } from './bench-hub.ts';
 import { machineLine, markdownTable, progress } from './bench-report.ts';
 import { benchDeliveryRefresh } from './delivery-refresh.ts';
@@ -212,11 +213,34 @@ async function reportsSection(server: BenchServer, size: FleetSize, panels: read
   return lines;
 }
 
+/** The ingest database's statements by total time (pg_stat_statements). */
+async function statementsSection(server: BenchServer): Promise<string[]> {
+  const { url, database } = await server.createDatabase('bench_statements');
+  await database.close();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    const { rows } = await client.query<{ query: string; calls: string; rows: string; total_ms: number; mean_ms: number }>(`
+      SELECT regexp_replace(left(query, 90), '\\s+', ' ', 'g') AS query, calls, rows,
+             round(total_exec_time)::float8 AS total_ms, round(mean_exec_time::numeric, 2)::float8 AS mean_ms
+        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+       WHERE d.datname = 'bench_ingest'
+       ORDER BY total_exec_time DESC LIMIT 15`);
+    return ['## Ingest database statements (pg_stat_statements, every run above)', '', markdownTable(['statement', 'calls', 'rows', 'total ms', 'mean ms'], rows.map((row) => [row.query.replace(/\|/g, '/'), row.calls, row.rows, row.total_ms, row.mean_ms])), ''];
+  } finally {
+    await client.end();
+  }
+}
+
 const sections: string[] = [];
 progress('starting PostgreSQL');
-const server = await startBenchServer();
+// KALYPSO_BENCH_PG_STATEMENTS=1: the database's side of the ingest runs, statement by statement.
+const statements = process.env['KALYPSO_BENCH_PG_STATEMENTS'] === '1';
+const server = await startBenchServer(statements ? { shared_preload_libraries: 'pg_stat_statements' } : {});
 try {
   if (runs('ingest')) sections.push(...(await ingestSection(server)));
+  if (runs('ingest') && statements) sections.push(...(await statementsSection(server)));
   if (runs('scale-out')) sections.push(...(await scaleOutSection(server)));
   if (runs('arg')) sections.push(...(await argSection(server)));
   if (runs('reports-s')) sections.push(...(await reportsSection(server, FLEET_S, 'all')));

@@ -57,11 +57,15 @@ export async function writeRealState(
   // Lock first, read after: under READ COMMITTED a statement that waited for a lock still sees
   // the other tables as of its start, so the state must be read by a statement of its own.
   await sql`SELECT id FROM reconciler WHERE id = ANY(${idArray(reconcilerIds)}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
+  // Each state by key (OFFSET 0 keeps the lookup a subquery): as a plain join the planner chose to
+  // hash every current state of the fleet — 13 ms per batch of 1,000 with 264,000 states, the
+  // costliest statement of the ingest path.
   const locked = await sql<LockedReconciler>`
     SELECT r.id, r.type, r.reported_by, r.manifests_endpoint_id, r.removed_at,
            s.manifests_endpoint_id AS state_endpoint_id, s.gitops_commit_id, s.status, s.status_message,
            s.observed_at, s.last_observed_at
-      FROM reconciler r LEFT JOIN deployment_state s ON s.reconciler_id = r.id
+      FROM reconciler r
+      LEFT JOIN LATERAL (SELECT * FROM deployment_state s WHERE s.reconciler_id = r.id OFFSET 0) s ON true
      WHERE r.id = ANY(${idArray(reconcilerIds)}::bigint[])`.execute(trx);
   const stored = new Map<number, CurrentState>();
   for (const row of locked.rows) {
