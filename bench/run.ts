@@ -226,7 +226,7 @@ async function statementsSection(server: BenchServer): Promise<string[]> {
              round(total_exec_time)::float8 AS total_ms, round(mean_exec_time::numeric, 2)::float8 AS mean_ms
         FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
        WHERE d.datname = 'bench_ingest'
-       ORDER BY total_exec_time DESC LIMIT 15`);
+       ORDER BY total_exec_time DESC LIMIT 25`);
     return ['## Ingest database statements (pg_stat_statements, every run above)', '', markdownTable(['statement', 'calls', 'rows', 'total ms', 'mean ms'], rows.map((row) => [row.query.replace(/\|/g, '/'), row.calls, row.rows, row.total_ms, row.mean_ms])), ''];
   } finally {
     await client.end();
@@ -235,9 +235,10 @@ async function statementsSection(server: BenchServer): Promise<string[]> {
 
 const sections: string[] = [];
 progress('starting PostgreSQL');
-// KALYPSO_BENCH_PG_STATEMENTS=1: the database's side of the ingest runs, statement by statement.
+// KALYPSO_BENCH_PG_STATEMENTS=1: the database's side of the ingest runs, statement by statement
+// (nested ones too: a function's statements are listed beside the call that ran them).
 const statements = process.env['KALYPSO_BENCH_PG_STATEMENTS'] === '1';
-const server = await startBenchServer(statements ? { shared_preload_libraries: 'pg_stat_statements' } : {});
+const server = await startBenchServer(statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {});
 try {
   if (runs('ingest')) sections.push(...(await ingestSection(server)));
   if (runs('ingest') && statements) sections.push(...(await statementsSection(server)));
