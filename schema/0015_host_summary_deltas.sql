@@ -51,6 +51,16 @@ BEGIN
       SELECT manifests_endpoint_id, host_id, gitops_commit_id, status, -1 AS sign FROM counted
       UNION ALL
       SELECT manifests_endpoint_id, host_id, gitops_commit_id, status, 1 FROM now_state
+    ), pairs AS (
+      -- Each reconciler's old and new place side by side. (Sets are compared by FULL JOIN and
+      -- EXCEPT, which are hashed or merged: an anti-join between two of these CTEs, whose size the
+      -- planner cannot see, was planned as a loop over one for each row of the other — 25,000² at
+      -- a time under ingest.)
+      SELECT coalesce(c.reconciler_id, n.reconciler_id) AS reconciler_id, c.host_id AS old_host, n.host_id AS new_host,
+             c.status AS old_status, n.status AS new_status,
+             c.reconciler_id IS NULL OR n.reconciler_id IS NULL
+               OR c.manifests_endpoint_id <> n.manifests_endpoint_id OR c.host_id <> n.host_id AS regroups
+        FROM counted c FULL JOIN now_state n ON n.reconciler_id = c.reconciler_id
     ), added AS (
       INSERT INTO endpoint_status_count AS c (manifests_endpoint_id, gitops_commit_id, status, reconcilers)
       SELECT m.manifests_endpoint_id, m.gitops_commit_id, m.status, sum(m.sign)::int
@@ -58,52 +68,49 @@ BEGIN
       ON CONFLICT (manifests_endpoint_id, gitops_commit_id, status) DO UPDATE SET reconcilers = c.reconcilers + excluded.reconcilers
     ), forgotten AS (
       DELETE FROM summary_reconciler c
-       USING counted o
-       WHERE c.reconciler_id = o.reconciler_id AND NOT EXISTS (SELECT 1 FROM now_state n WHERE n.reconciler_id = o.reconciler_id)
+       USING pairs p
+       WHERE c.reconciler_id = p.reconciler_id AND p.new_host IS NULL
     ), remembered AS (
       INSERT INTO summary_reconciler AS c (reconciler_id, manifests_endpoint_id, host_id, gitops_commit_id, status, last_seen_at)
       SELECT * FROM now_state
       ON CONFLICT (reconciler_id) DO UPDATE
         SET manifests_endpoint_id = excluded.manifests_endpoint_id, host_id = excluded.host_id,
             gitops_commit_id = excluded.gitops_commit_id, status = excluded.status, last_seen_at = excluded.last_seen_at
-    ), regrouped AS (
-      -- Hosts a reconciler joined or left, or whose reconciler moved to another endpoint: the
-      -- environments they serve may change, so they are recounted whole.
-      SELECT c.host_id FROM counted c LEFT JOIN now_state n USING (reconciler_id)
-       WHERE n.reconciler_id IS NULL OR n.manifests_endpoint_id <> c.manifests_endpoint_id OR n.host_id <> c.host_id
-      UNION
-      SELECT n.host_id FROM now_state n LEFT JOIN counted c USING (reconciler_id)
-       WHERE c.reconciler_id IS NULL OR c.manifests_endpoint_id <> n.manifests_endpoint_id OR c.host_id <> n.host_id
+    ), host_sides AS (
+      SELECT p.old_host AS host_id, p.old_status AS status, -1 AS sign, p.regroups FROM pairs p WHERE p.old_host IS NOT NULL
+      UNION ALL
+      SELECT p.new_host, p.new_status, 1, p.regroups FROM pairs p WHERE p.new_host IS NOT NULL
     ), host_moves AS (
-      SELECT m.host_id, sum(m.sign)::int AS total,
-             coalesce(sum(m.sign) FILTER (WHERE m.status = 'success'), 0)::int AS succeeded,
-             coalesce(sum(m.sign) FILTER (WHERE m.status = 'failure'), 0)::int AS failed,
-             coalesce(sum(m.sign) FILTER (WHERE m.status = 'in_progress'), 0)::int AS in_progress,
-             coalesce(sum(m.sign) FILTER (WHERE m.status = 'stale'), 0)::int AS stale
-        FROM moves m
-       WHERE NOT EXISTS (SELECT 1 FROM regrouped g WHERE g.host_id = m.host_id)
-       GROUP BY m.host_id
+      -- Per host, what its counts by status gain and lose; `regroups`: a reconciler joined or
+      -- left it, or moved to another endpoint — the environments it serves may change, so it is
+      -- recounted whole.
+      SELECT h.host_id, sum(h.sign)::int AS total,
+             coalesce(sum(h.sign) FILTER (WHERE h.status = 'success'), 0)::int AS succeeded,
+             coalesce(sum(h.sign) FILTER (WHERE h.status = 'failure'), 0)::int AS failed,
+             coalesce(sum(h.sign) FILTER (WHERE h.status = 'in_progress'), 0)::int AS in_progress,
+             coalesce(sum(h.sign) FILTER (WHERE h.status = 'stale'), 0)::int AS stale,
+             bool_or(h.regroups) AS regroups
+        FROM host_sides h
+       GROUP BY h.host_id
     ), shifted AS (
       -- The others' reconcilers changed commit or status only: their counts move by the difference.
       UPDATE host_summary h
          SET total = h.total + d.total, succeeded = h.succeeded + d.succeeded, failed = h.failed + d.failed,
              in_progress = h.in_progress + d.in_progress, stale = h.stale + d.stale
         FROM host_moves d
-       WHERE h.host_id = d.host_id
+       WHERE h.host_id = d.host_id AND NOT d.regroups
       RETURNING h.host_id
     )
     -- (Data-modifying CTEs run to completion whether read or not.)
-    SELECT ARRAY(SELECT DISTINCT m.host_id FROM moves m),
-           -- Hosts without a summary yet are recounted too.
-           ARRAY(SELECT DISTINCT m.host_id FROM moves m WHERE NOT EXISTS (SELECT 1 FROM shifted s WHERE s.host_id = m.host_id))
+    SELECT ARRAY(SELECT d.host_id FROM host_moves d),
+           -- The rest are recounted, hosts without a summary yet among them.
+           ARRAY(SELECT d.host_id FROM host_moves d EXCEPT SELECT s.host_id FROM shifted s)
              -- A reconciler that came and went between two refreshes (reported and removed) moves
              -- no count, but its host, new, still gets its summary (of nothing), as a rebuild gives it.
              || ARRAY(SELECT DISTINCT r.host_id
-                        FROM unnest(changed) AS x(id)
-                        JOIN reconciler r ON r.id = x.id
-                       WHERE NOT EXISTS (SELECT 1 FROM counted c WHERE c.reconciler_id = x.id)
-                         AND NOT EXISTS (SELECT 1 FROM now_state n WHERE n.reconciler_id = x.id)
-                         AND NOT EXISTS (SELECT 1 FROM host_summary h WHERE h.host_id = r.host_id))
+                        FROM (SELECT x.id FROM unnest(changed) AS x(id) EXCEPT SELECT p.reconciler_id FROM pairs p) v
+                        JOIN reconciler r ON r.id = v.id
+                       WHERE NOT EXISTS (SELECT 1 FROM host_summary h WHERE h.host_id = r.host_id))
       INTO touched_hosts, recount_hosts;
     DELETE FROM endpoint_status_count c WHERE c.reconcilers = 0;
   ELSE
