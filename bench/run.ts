@@ -1,4 +1,4 @@
-// `npm run bench [-- --only ingest|scale-out|arg|reports-s|reports-l]`: runs the benchmarks on
+// `npm run bench [-- --only ingest|ingest-many|scale-out|arg|reports-s|reports-l]`: runs the benchmarks on
 // this machine against an embedded PostgreSQL, prints a table and (for a full run) writes
 // bench/results.md.
 import { writeFile } from 'node:fs/promises';
@@ -19,7 +19,7 @@ import { benchGrafanaPanels } from './grafana-panels.ts';
 import { benchReports, benchRolloutGate } from './reports.ts';
 import { benchUiPages } from './ui-pages.ts';
 
-const SECTIONS = ['ingest', 'scale-out', 'arg', 'reports-s', 'reports-l'] as const;
+const SECTIONS = ['ingest', 'ingest-many', 'scale-out', 'arg', 'reports-s', 'reports-l'] as const;
 const { only } = parseArgs({ options: { only: { type: 'string' } } }).values;
 if (only !== undefined && !(SECTIONS as readonly string[]).includes(only)) throw new Error(`--only must be one of ${SECTIONS.join(', ')}`);
 const runs = (section: (typeof SECTIONS)[number]) => only === undefined || only === section;
@@ -112,6 +112,19 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
     markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows),
     '',
   ];
+}
+
+/** Many collectors sending small batches at once: more exports in flight than the hub writes at once. */
+async function ingestManySection(server: BenchServer): Promise<string[]> {
+  const { url, database } = await server.createDatabase('bench_ingest_many');
+  await database.close();
+  const rows: (string | number)[][] = [];
+  await withHubs(url, 1, async ([hub]) => {
+    for (const [runId, clients] of [[1, 32], [2, 64]] as const) {
+      rows.push(await ingestRun(url, [hub!], runId, { batchSize: 100, clients, name: `OTLP/gRPC, raw, ${clients} clients` }));
+    }
+  });
+  return ['## Ingest from many collectors (batches of 100)', '', markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows), ''];
 }
 
 async function scaleOutSection(server: BenchServer): Promise<string[]> {
@@ -242,6 +255,7 @@ const server = await startBenchServer(statements ? { shared_preload_libraries: '
 try {
   if (runs('ingest')) sections.push(...(await ingestSection(server)));
   if (runs('ingest') && statements) sections.push(...(await statementsSection(server)));
+  if (runs('ingest-many')) sections.push(...(await ingestManySection(server)));
   if (runs('scale-out')) sections.push(...(await scaleOutSection(server)));
   if (runs('arg')) sections.push(...(await argSection(server)));
   if (runs('reports-s')) sections.push(...(await reportsSection(server, FLEET_S, 'all')));
