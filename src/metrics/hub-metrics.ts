@@ -12,6 +12,7 @@ export interface HubMetrics {
   /** Time from decoded request to committed transaction. */
   readonly writeSeconds: Histogram<'source'>;
   readonly inFlightWrites: Gauge;
+  readonly ingestGroupExports: Histogram;
   /** HTTP API latency by method, route pattern and status. */
   readonly httpRequestSeconds: Histogram<'method' | 'route' | 'status'>;
   /** Periodic refreshes of the rollout table behind the delivery metrics. */
@@ -43,6 +44,12 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
       help: 'Time to commit one batch of normalized records.',
       labelNames: ['source'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    ingestGroupExports: new Histogram({
+      name: 'kalypso_ingest_group_exports',
+      help: 'OTLP exports written together in one transaction (group commit): 1 when the store keeps up.',
+      buckets: [1, 2, 4, 8, 16, 32, 64],
       registers: [registry],
     }),
     inFlightWrites: new Gauge({

@@ -5,8 +5,7 @@ import type { HubMetrics } from '../../metrics/hub-metrics.ts';
 import { countRecords, type OtlpLimits } from '../../normalize/otlp-limits.ts';
 import { normalizeLogsRequest, type Rejection } from '../../normalize/otlp-logs.ts';
 import { StoreUnavailableError } from '../../store/store-errors.ts';
-import type { RecordSink } from '../source.ts';
-import type { Admission } from './admission.ts';
+import type { GroupCommit } from './group-commit.ts';
 import { type DecodeMemory, decodedSizeEstimate, type WireEncoding } from './decode-memory.ts';
 import { type LogsRequestWire, OtlpDecodeError } from './otlp-wire.ts';
 
@@ -28,8 +27,7 @@ const MAX_LISTED_REJECTIONS = 10;
 const OVERLOAD_RETRY_SECONDS = 1;
 
 export interface LogsExportDeps {
-  readonly sink: RecordSink;
-  readonly admission: Admission;
+  readonly groupCommit: GroupCommit;
   readonly metrics: HubMetrics;
   readonly log: Logger;
   readonly limits: OtlpLimits;
@@ -93,7 +91,7 @@ export class LogsExport {
   }
 
   async #export(transport: Transport, decode: () => LogsRequestWire): Promise<ExportOutcome> {
-    const { sink, admission, metrics, log, limits } = this.#deps;
+    const { groupCommit, metrics, log, limits } = this.#deps;
     let request: LogsRequestWire;
     try {
       request = decode();
@@ -124,7 +122,7 @@ export class LogsExport {
     const stopTimer = metrics.writeSeconds.startTimer({ source: `otlp-${transport}` });
     metrics.inFlightWrites.inc();
     try {
-      const result = await admission.run(() => sink.write(normalized.records));
+      const result = await groupCommit.write(normalized.records);
       if (!result.admitted) {
         return { kind: 'unavailable', retryAfterSeconds: OVERLOAD_RETRY_SECONDS, message: 'hub overloaded: too many exports in flight' };
       }

@@ -5,11 +5,19 @@ import { type HubMetrics, registerDecodeMemoryMetrics } from '../../metrics/hub-
 import { type HttpListener, listenHttp } from '../../http/listen.ts';
 import type { TlsFiles } from '../../security/tls-files.ts';
 import type { RecordSink, Source } from '../source.ts';
-import { Admission } from './admission.ts';
 import { DecodeMemory } from './decode-memory.ts';
+import { GroupCommit } from './group-commit.ts';
 import { GrpcReceiver } from './grpc-receiver.ts';
 import { createOtlpHttpApp } from './http-receiver.ts';
 import { LogsExport } from './logs-export.ts';
+
+/**
+ * Records one transaction takes from waiting exports (group commit). Measured with 32 and 64
+ * collectors sending batches of 100 (`npm run bench -- --only ingest-many`): 2,000 gained 17–21 %
+ * throughput with a tail no longer than without grouping; 10,000 gained 10 % and made everyone in
+ * a group wait for a long transaction (ack p99 +20–50 %).
+ */
+const MAX_RECORDS_PER_GROUP = 2_000;
 
 export interface OtlpSourceOptions {
   readonly host: string;
@@ -52,8 +60,11 @@ export class OtlpSource implements Source {
     const decodeMemory = options.decodeMemoryBytes === undefined ? DecodeMemory.halfOfHeap() : new DecodeMemory(options.decodeMemoryBytes);
     registerDecodeMemoryMetrics(this.#metrics, decodeMemory);
     const logsExport = new LogsExport({
-      sink,
-      admission: new Admission(options.maxConcurrentWrites, options.maxQueuedWrites),
+      groupCommit: new GroupCommit(
+        sink,
+        { maxActive: options.maxConcurrentWrites, maxWaiting: options.maxQueuedWrites, maxRecordsPerGroup: MAX_RECORDS_PER_GROUP },
+        (exports) => this.#metrics.ingestGroupExports.observe(exports),
+      ),
       metrics: this.#metrics,
       log: this.#log,
       limits: options.limits,

@@ -1,0 +1,107 @@
+// Bounded admission to the store, with group commit. At most `maxActive` transactions write at
+// once and at most `maxWaiting` exports wait for one; past that the hub is overloaded and says so at
+// once (clients retry later) instead of queueing without bound. Exports that wait are not written
+// one by one: when a transaction ends, every export waiting then (up to `maxRecordsPerGroup`
+// records) goes into the next one, so that under load a transaction carries several requests and
+// statements, locks and commits are paid once for all of them. An export that finds a free slot is
+// written at once: grouping adds no delay.
+//
+// Each export is acknowledged only after the transaction holding its records committed. If a
+// group's transaction fails, its exports are written again one by one, so that a request the
+// store refuses (a defect, not an outage) fails alone and does not take its neighbours with it.
+import type { NormalizedRecord } from '../../model/deployment-records.ts';
+import type { RecordSink } from '../source.ts';
+
+export interface GroupCommitOptions {
+  readonly maxActive: number;
+  readonly maxWaiting: number;
+  /** A group takes waiting exports until this many records (at least one export). */
+  readonly maxRecordsPerGroup: number;
+}
+
+export type GroupCommitOutcome = { readonly admitted: true } | { readonly admitted: false };
+
+interface Waiting {
+  readonly records: readonly NormalizedRecord[];
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export class GroupCommit {
+  readonly #sink: RecordSink;
+  readonly #options: GroupCommitOptions;
+  #active = 0;
+  readonly #waiting: Waiting[] = [];
+  /** Exports per transaction, for /metrics (observed when a group is written). */
+  readonly #onGroup: ((exports: number) => void) | undefined;
+
+  constructor(sink: RecordSink, options: GroupCommitOptions, onGroup?: (exports: number) => void) {
+    this.#sink = sink;
+    this.#options = options;
+    this.#onGroup = onGroup;
+  }
+
+  get active(): number {
+    return this.#active;
+  }
+
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /** Resolves once the records are committed; `admitted: false` when too many exports already wait. */
+  async write(records: readonly NormalizedRecord[]): Promise<GroupCommitOutcome> {
+    if (this.#active < this.#options.maxActive && this.#waiting.length === 0) {
+      this.#active += 1;
+      const done = new Promise<void>((resolve, reject) => this.#run([{ records, resolve, reject }]));
+      await done;
+      return { admitted: true };
+    }
+    if (this.#waiting.length >= this.#options.maxWaiting) return { admitted: false };
+    await new Promise<void>((resolve, reject) => this.#waiting.push({ records, resolve, reject }));
+    return { admitted: true };
+  }
+
+  /** Writes one group in a slot already taken, then hands the slot to the exports waiting by then. */
+  #run(group: readonly Waiting[]): void {
+    void this.#write(group).finally(() => {
+      const next = this.#takeGroup();
+      if (next.length > 0) this.#run(next);
+      else this.#active -= 1;
+    });
+  }
+
+  async #write(group: readonly Waiting[]): Promise<void> {
+    this.#onGroup?.(group.length);
+    try {
+      await this.#sink.write(group.length === 1 ? group[0]!.records : group.flatMap((member) => member.records));
+      for (const member of group) member.resolve();
+    } catch (error) {
+      if (group.length === 1) {
+        group[0]!.reject(error);
+        return;
+      }
+      // Nothing of the group was committed: each export on its own, each with its own outcome.
+      for (const member of group) {
+        try {
+          await this.#sink.write(member.records);
+          member.resolve();
+        } catch (own) {
+          member.reject(own);
+        }
+      }
+    }
+  }
+
+  #takeGroup(): Waiting[] {
+    const group: Waiting[] = [];
+    let records = 0;
+    while (this.#waiting.length > 0) {
+      const next = this.#waiting[0]!;
+      if (group.length > 0 && records + next.records.length > this.#options.maxRecordsPerGroup) break;
+      group.push(this.#waiting.shift()!);
+      records += next.records.length;
+    }
+    return group;
+  }
+}
