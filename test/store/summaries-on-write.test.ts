@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { connectDatabase } from '../../src/store/connect.ts';
+import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { refreshSummaries } from '../../src/store/summary-refresh.ts';
@@ -37,6 +37,22 @@ const workload = (name: string) => ({ workspace: 'ws', application: 'app', workl
 async function environmentCounts(environment: string): Promise<{ total: number; succeeded: number; stale: number }> {
   const { body } = await apiGet(hub, '/environments');
   return body.items.find((item: { name: string }) => item.name === environment).reconcilers;
+}
+
+/**
+ * Runs `body` on a database of its own without a hub — no refresher takes the queue from under the
+ * test — with the hub's stale-after published.
+ */
+async function withoutHub(body: (alone: TestDatabase, database: Database) => Promise<void>): Promise<void> {
+  const alone = await createTestDatabase();
+  const database = connectDatabase({ url: alone.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+  try {
+    await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
+    await body(alone, database);
+  } finally {
+    await database.close();
+    await alone.drop();
+  }
 }
 
 describe('summaries kept current on write', () => {
@@ -75,11 +91,7 @@ describe('summaries kept current on write', () => {
   });
 
   it('folds in only what a write touched, and what came due', async () => {
-    // Its own database without a hub: no refresher takes the queue from under the test.
-    const alone = await createTestDatabase();
-    const database = connectDatabase({ url: alone.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-    try {
-      await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
+    await withoutHub(async (alone, database) => {
       const environment = randomName('env');
       const apps = [workload(randomName('a')), workload(randomName('b'))];
       const fleet = new FleetBuilder(database.db);
@@ -100,17 +112,11 @@ describe('summaries kept current on write', () => {
       expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ reconcilers: 4, hosts: 2 });
       expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ reconcilers: 0, hosts: 0 });
       expect(await alone.query('SELECT status, sum(reconcilers)::int AS n FROM endpoint_status_count GROUP BY status')).toEqual([{ status: 'stale', n: 4 }]);
-    } finally {
-      await database.close();
-      await alone.drop();
-    }
+    });
   });
 
   it('judges a current rollout from the summaries, exact at any stale-after cut between two refreshes', async () => {
-    const alone = await createTestDatabase();
-    const database = connectDatabase({ url: alone.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-    try {
-      await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
+    await withoutHub(async (alone, database) => {
       const environment = randomName('env');
       const app = workload(randomName('w'));
       const commit = randomCommit();
@@ -139,9 +145,6 @@ describe('summaries kept current on write', () => {
       await fleet.write([fleet.state(live, app, environment, commit, 'success', 0)]);
       expect(await alone.query('SELECT count(*)::int AS n FROM summary_queue')).toEqual([{ n: 0 }]);
       expect(await verdict(4)).toEqual([{ status: 'in_progress', succeeded: 1, stale: 1, in_progress: 0 }]);
-    } finally {
-      await database.close();
-      await alone.drop();
-    }
+    });
   });
 });
