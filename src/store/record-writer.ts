@@ -81,6 +81,7 @@ export class RecordWriter implements RecordSink {
       this.#log.error({ err: error }, 'storing records failed');
       throw new StoreUnavailableError(`storing records failed: ${(error as Error).message}`, this.#options.retryAfterSeconds * 4, {
         cause: error,
+        outage: false,
       });
     }
   }

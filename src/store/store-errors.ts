@@ -5,10 +5,16 @@ export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';
   /** Suggested wait before a retry, in seconds. */
   readonly retryAfterSeconds: number;
+  /**
+   * true: the database cannot take anything now (down, not migrated yet, overloaded), whatever is
+   * sent; false: it refused this write (a defect), and another write may well succeed.
+   */
+  readonly outage: boolean;
 
-  constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions) {
+  constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions & { readonly outage?: boolean }) {
     super(message, options);
     this.retryAfterSeconds = retryAfterSeconds;
+    this.outage = options?.outage ?? true;
   }
 }
 

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
 import type { RecordSink, WriteSummary } from '../../src/sources/source.ts';
 import { GroupCommit } from '../../src/sources/otlp/group-commit.ts';
+import { StoreUnavailableError } from '../../src/store/store-errors.ts';
 
 const SUMMARY: WriteSummary = { realStates: 0, desiredStates: 0, transitions: 0, assignments: 0, removed: 0 };
 
@@ -108,5 +109,25 @@ describe('group commit', () => {
     }
     expect(await Promise.all(outcomes)).toEqual(['b: ok', 'poison: refused', 'c: ok']);
     expect(store.transactions.map((t) => tags(t.records))).toEqual([['a'], ['b'], ['c']]);
+  });
+
+  it('tells every export of a group to retry at once when the database is down, without writing them one by one', async () => {
+    const store = new HeldStore();
+    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 10, maxRecordsPerGroup: 100 });
+    const first = group.write(batch('a'));
+    const outcomes = ['b', 'c', 'd'].map((tag) =>
+      group.write(batch(tag)).then(
+        () => `${tag}: ok`,
+        (error: Error) => `${tag}: ${error.message}`,
+      ),
+    );
+    await settled();
+    store.transactions[0]!.commit();
+    await first;
+    await settled();
+    store.transactions[1]!.fail(new StoreUnavailableError('database unavailable', 5));
+    expect(await Promise.all(outcomes)).toEqual(['b: database unavailable', 'c: database unavailable', 'd: database unavailable']);
+    expect(store.transactions.map((t) => tags(t.records))).toEqual([['a'], ['b', 'c', 'd']]);
+    expect(group.active).toBe(0);
   });
 });

@@ -6,10 +6,12 @@
 // statements, locks and commits are paid once for all of them. An export that finds a free slot is
 // written at once: grouping adds no delay.
 //
-// Each export is acknowledged only after the transaction holding its records committed. If a
-// group's transaction fails, its exports are written again one by one, so that a request the
-// store refuses (a defect, not an outage) fails alone and does not take its neighbours with it.
+// Each export is acknowledged only after the transaction holding its records committed. If the
+// store refuses a group's transaction (a defect, not an outage), its exports are written again one
+// by one, so that the request at fault fails alone and does not take its neighbours with it; in an
+// outage every export of the group is told to retry later at once.
 import type { NormalizedRecord } from '../../model/deployment-records.ts';
+import { StoreUnavailableError } from '../../store/store-errors.ts';
 import type { RecordSink } from '../source.ts';
 
 export interface GroupCommitOptions {
@@ -77,8 +79,10 @@ export class GroupCommit {
       await this.#sink.write(group.length === 1 ? group[0]!.records : group.flatMap((member) => member.records));
       for (const member of group) member.resolve();
     } catch (error) {
-      if (group.length === 1) {
-        group[0]!.reject(error);
+      // An outage fails every export alike, and at once: writing them again one by one would only
+      // make the last one wait for every other attempt to fail.
+      if (group.length === 1 || (error instanceof StoreUnavailableError && error.outage)) {
+        for (const member of group) member.reject(error);
         return;
       }
       // Nothing of the group was committed: each export on its own, each with its own outcome.
