@@ -92,7 +92,7 @@ const LAGGING_HOSTS_LISTED = 20;
 export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportContext, filter: DeliveryFilter): Promise<DeliveryReport> {
   // Read-your-writes: whatever any replica has written is in the rollout table before it is read.
   await refreshRollouts(db, { wait: true });
-  // A current rollout's verdict reads the status counts kept on write (schema/0014).
+  // A current rollout's verdict reads the status counts kept on write (schema/0012, read by schema/0013).
   await summariesCurrent(db, context.asOf);
   const scope = deliveryScope(filter);
   const fixWindow = sql`fix_window_seconds => ${filter.fixWindowSeconds}::float8`;
