@@ -56,7 +56,8 @@ export async function writeRealState(
 
   // Lock first, read after: under READ COMMITTED a statement that waited for a lock still sees
   // the other tables as of its start, so the state must be read by a statement of its own.
-  await sql`SELECT id FROM reconciler WHERE id = ANY(${idArray(reconcilerIds)}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
+  const ids = idArray(reconcilerIds);
+  await sql`SELECT id FROM reconciler WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
   // Each state by key (OFFSET 0 keeps the lookup a subquery): as a plain join the planner chose to
   // hash every current state of the fleet — 13 ms per batch of 1,000 with 264,000 states, the
   // costliest statement of the ingest path.
@@ -66,7 +67,7 @@ export async function writeRealState(
            s.observed_at, s.last_observed_at
       FROM reconciler r
       LEFT JOIN LATERAL (SELECT * FROM deployment_state s WHERE s.reconciler_id = r.id OFFSET 0) s ON true
-     WHERE r.id = ANY(${idArray(reconcilerIds)}::bigint[])`.execute(trx);
+     WHERE r.id = ANY(${ids}::bigint[])`.execute(trx);
   const stored = new Map<number, CurrentState>();
   for (const row of locked.rows) {
     if (row.status === null || row.observed_at === null || row.last_observed_at === null) continue;
