@@ -4,7 +4,7 @@ import { environmentExists } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/target-deployments.ts';
-import { DeployedVersionSchema, DesiredVersionSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, StatusCountsSchema, TextParam } from './schemas.ts';
+import { cursorParam, DeployedVersionSchema, DesiredVersionSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, StatusCountsSchema, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 const CellSchema = z
@@ -68,8 +68,7 @@ export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     for (const name of names) {
       if (!(await environmentExists(deps.db, name))) throw new ApiError(404, 'not_found', `environment ${JSON.stringify(name)} not found`);
     }
-    const after = query.cursor === undefined ? undefined : decodeTargetCursor(query.cursor);
-    if (query.cursor !== undefined && after === undefined) throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
+    const after = cursorParam(query.cursor, decodeTargetCursor);
     const page = await compareReport(deps.db, reportContext(deps), names, {
       limit: query.limit,
       after,

@@ -3,7 +3,7 @@ import { decodeDriftCursor, driftReport } from '../../store/reports/drift-report
 import { environmentExists } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { EffectiveStatusSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, TextParam, Timestamp } from './schemas.ts';
+import { cursorParam, EffectiveStatusSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, PageLimitParam, TextParam, Timestamp } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 const DriftSchema = z
@@ -43,7 +43,7 @@ const drift = createRoute({
   request: {
     query: z.object({
       environment: NameParam('environment', 'query', 'Only this environment').optional(),
-      limit: z.coerce.number().int().min(1).max(5_000).default(200),
+      limit: PageLimitParam(),
       cursor: TextParam().max(512).optional().openapi({ description: 'nextCursor of the previous page (opaque)' }),
     }),
   },
@@ -57,8 +57,7 @@ const drift = createRoute({
 export function driftRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(drift, async (c) => {
     const { environment, limit, cursor } = c.req.valid('query');
-    const after = cursor === undefined ? undefined : decodeDriftCursor(cursor);
-    if (cursor !== undefined && after === undefined) throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
+    const after = cursorParam(cursor, decodeDriftCursor);
     if (environment !== undefined && !(await environmentExists(deps.db, environment))) {
       throw new ApiError(404, 'not_found', `environment ${JSON.stringify(environment)} not found`);
     }

@@ -5,12 +5,14 @@ import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/targ
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import {
+  cursorParam,
   DeployedVersionSchema,
   DesiredVersionSchema,
   errorResponses,
   jsonResponse,
   NameParam,
   notFoundResponse,
+  PageLimitParam,
   StatusCountsSchema,
   TextParam,
   Timestamp,
@@ -65,7 +67,7 @@ const environmentState = createRoute({
   request: {
     params: z.object({ environment: NameParam('environment', 'path', 'Environment name') }),
     query: z.object({
-      limit: z.coerce.number().int().min(1).max(5_000).default(200),
+      limit: PageLimitParam(),
       cursor: TextParam().max(2_000).optional().openapi({ description: 'nextCursor of the previous page (opaque)' }),
     }),
   },
@@ -95,8 +97,7 @@ export function environmentsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(environmentState, async (c) => {
     const { environment } = c.req.valid('param');
     const { limit, cursor } = c.req.valid('query');
-    const after = cursor === undefined ? undefined : decodeTargetCursor(cursor);
-    if (cursor !== undefined && after === undefined) throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
+    const after = cursorParam(cursor, decodeTargetCursor);
     if (!(await environmentExists(deps.db, environment))) {
       throw new ApiError(404, 'not_found', `environment ${JSON.stringify(environment)} not found`);
     }

@@ -1,8 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { decodeCursor, historyReport } from '../../store/reports/history-report.ts';
-import { ApiError } from '../api-error.ts';
 import type { ApiV1Deps } from './api-deps.ts';
-import { errorResponses, jsonResponse, NameParam, ReportedStatusSchema, sliceParams, TextParam, TimeParam, Timestamp } from './schemas.ts';
+import { cursorParam, errorResponses, jsonResponse, NameParam, ReportedStatusSchema, sliceParams, TextParam, TimeParam, Timestamp } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 const HistoryItemSchema = z
@@ -48,10 +47,7 @@ const history = createRoute({
 export function historyRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(history, async (c) => {
     const query = c.req.valid('query');
-    const cursor = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    if (query.cursor !== undefined && cursor === undefined) {
-      throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
-    }
+    const cursor = cursorParam(query.cursor, decodeCursor);
     const page = await historyReport(deps.db, {
       ...query,
       since: query.since === undefined ? undefined : new Date(query.since),

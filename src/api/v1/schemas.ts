@@ -41,6 +41,17 @@ export const TimeParam = (name: string, description: string, example: string) =>
   z.iso.datetime({ offset: true }).optional().openapi({ param: { name, in: 'query' }, description, example });
 
 /** The names that slice the fleet, as optional query parameters (the reports that filter by them). */
+/** A page's size (hosts, drift, environment state): 200 unless asked, at most 5,000. */
+export const PageLimitParam = () => z.coerce.number().int().min(1).max(5_000).default(200);
+
+/** The `cursor` parameter decoded by the report's own decoder; one this hub did not issue is refused. */
+export function cursorParam<T>(text: string | undefined, decode: (text: string) => T | undefined): T | undefined {
+  if (text === undefined) return undefined;
+  const key = decode(text);
+  if (key === undefined) throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
+  return key;
+}
+
 export const sliceParams = {
   environment: NameParam('environment', 'query', 'Environment').optional(),
   workspace: NameParam('workspace', 'query', 'Workspace').optional(),
