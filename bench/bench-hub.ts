@@ -46,6 +46,7 @@ export async function startBenchServer(settings: Readonly<Record<string, string>
 export interface BenchHub {
   readonly ports: { readonly http: number; readonly otlpGrpc: number; readonly otlpHttp: number };
   readonly baseUrl: string;
+  readonly pid: number;
   /** Resident set size of the hub process, in MiB. */
   rssMiB(): Promise<number>;
   stop(): Promise<void>;
@@ -84,6 +85,7 @@ export async function startBenchHub(databaseUrl: string, flags: readonly string[
   return {
     ports,
     baseUrl,
+    pid: child.pid!,
     async rssMiB() {
       const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
       return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);

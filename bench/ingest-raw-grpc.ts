@@ -9,6 +9,7 @@ import { buildLogRecords } from '../test/support/otlp-client.ts';
 import { stateLog } from '../test/support/kalypso-logs.ts';
 import type { BenchHub } from './bench-hub.ts';
 import { percentile, progress } from './bench-report.ts';
+import { cpuPerRecord, sampleCpu } from './process-cpu.ts';
 import type { IngestResult } from './ingest-sdk-grpc.ts';
 
 export interface IngestWorkload {
@@ -88,6 +89,7 @@ export async function benchIngestRawGrpc(
   const rssTimer = setInterval(() => {
     void hubsRss().then((rss) => (maxRss = Math.max(maxRss, rss)));
   }, 250);
+  const cpuBefore = await sampleCpu(hubs.map((hub) => hub.pid));
   const began = performance.now();
   try {
     await Promise.all(
@@ -115,6 +117,7 @@ export async function benchIngestRawGrpc(
     for (const client of clients) client.close();
   }
   const seconds = (performance.now() - began) / 1_000;
+  const cpu = cpuPerRecord(cpuBefore, await sampleCpu(hubs.map((hub) => hub.pid)), records.length);
   return {
     name: options.name ?? 'OTLP/gRPC, raw load generator',
     records: records.length,
@@ -124,5 +127,6 @@ export async function benchIngestRawGrpc(
     ackP50Ms: percentile(latencies, 50),
     ackP99Ms: percentile(latencies, 99),
     hubRssMiB: Math.max(maxRss, await hubsRss()),
+    cpu,
   };
 }

@@ -15,6 +15,8 @@ export interface IngestResult {
   readonly ackP50Ms: number;
   readonly ackP99Ms: number;
   readonly hubRssMiB: number;
+  /** CPU µs per record of the hubs and of PostgreSQL (raw gRPC runs only). */
+  readonly cpu?: { readonly hubUs: number; readonly postgresUs: number };
 }
 
 export async function benchIngestSdkGrpc(

@@ -20,17 +20,26 @@ import { benchReports, benchRolloutGate } from './reports.ts';
 import { benchUiPages } from './ui-pages.ts';
 
 const SECTIONS = ['ingest', 'ingest-many', 'scale-out', 'arg', 'reports-s', 'reports-l'] as const;
+/** Asked for by name only: a short loop for trying a change to the write path. */
+const ON_REQUEST = ['ingest-core'] as const;
 const { only } = parseArgs({ options: { only: { type: 'string' } } }).values;
-if (only !== undefined && !(SECTIONS as readonly string[]).includes(only)) throw new Error(`--only must be one of ${SECTIONS.join(', ')}`);
-const runs = (section: (typeof SECTIONS)[number]) => only === undefined || only === section;
+if (only !== undefined && ![...SECTIONS, ...ON_REQUEST].includes(only as never)) {
+  throw new Error(`--only must be one of ${[...SECTIONS, ...ON_REQUEST].join(', ')}`);
+}
+const runs = (section: (typeof SECTIONS)[number] | (typeof ON_REQUEST)[number]) =>
+  only === section || (only === undefined && (SECTIONS as readonly string[]).includes(section));
 
 /** Each ingest run: 2,000 new hosts × 12 reconcilers × 5 rounds. */
 const INGEST_WORKLOAD = { hosts: 2_000, reconcilersPerHost: 12, rounds: 5, kind: 'transitions' } as const;
 
 const ingestRow = (result: IngestResult, hubs = 1) => [
   result.name, hubs, result.records, result.batchSize, result.concurrency, result.recordsPerSecond, result.ackP50Ms, result.ackP99Ms, result.hubRssMiB,
+  result.cpu?.hubUs ?? '–', result.cpu?.postgresUs ?? '–',
 ];
-const INGEST_HEADER = ['path', 'hubs', 'records', 'batch', 'clients', 'records/s committed', 'ack p50 ms', 'ack p99 ms', 'hub RSS MiB (max)'];
+const INGEST_HEADER = [
+  'path', 'hubs', 'records', 'batch', 'clients', 'records/s committed', 'ack p50 ms', 'ack p99 ms', 'hub RSS MiB (max)',
+  'hub CPU µs/record', 'PostgreSQL CPU µs/record',
+];
 
 async function withHubs<T>(url: string, count: number, body: (hubs: BenchHub[]) => Promise<T>): Promise<T> {
   const hubs: BenchHub[] = [];
@@ -67,7 +76,10 @@ async function ingestRun(
   const stored = await storedRows(url, hosts);
   if (stored !== records.length) throw new Error(`${result.name}: ${records.length} records acknowledged, ${stored} history rows stored`);
   const copy = await benchCopyBaseline(url, hosts);
-  progress(`ingest ${result.name} ${options.batchSize}×${options.clients}: ${result.recordsPerSecond} records/s, COPY ${copy.rowsPerSecond} rows/s`);
+  progress(
+    `ingest ${result.name} ${options.batchSize}×${options.clients}: ${result.recordsPerSecond} records/s, COPY ${copy.rowsPerSecond} rows/s, ` +
+      `CPU µs/record hub ${result.cpu?.hubUs} PostgreSQL ${result.cpu?.postgresUs}`,
+  );
   return [...ingestRow(result, hubs.length), copy.rowsPerSecond, (result.recordsPerSecond / copy.rowsPerSecond).toFixed(2)];
 }
 
@@ -112,6 +124,17 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
     markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows),
     '',
   ];
+}
+
+/** The 1,000 × 4 run three times on one hub: the figure issue 21's goal is stated in, and its spread. */
+async function ingestCoreSection(server: BenchServer): Promise<string[]> {
+  const { url, database } = await server.createDatabase('bench_ingest_core');
+  await database.close();
+  const rows: (string | number)[][] = [];
+  await withHubs(url, 1, async ([hub]) => {
+    for (const runId of [1, 2, 3]) rows.push(await ingestRun(url, [hub!], runId, { batchSize: 1_000, clients: 4, name: `OTLP/gRPC, raw, run ${runId}` }));
+  });
+  return ['## Ingest 1,000 × 4, three runs', '', markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows), ''];
 }
 
 /** Many collectors sending small batches at once: more exports in flight than the hub writes at once. */
@@ -227,7 +250,7 @@ async function reportsSection(server: BenchServer, size: FleetSize, panels: read
 }
 
 /** The ingest database's statements by total time (pg_stat_statements). */
-async function statementsSection(server: BenchServer): Promise<string[]> {
+async function statementsSection(server: BenchServer, ofDatabase: string): Promise<string[]> {
   const { url, database } = await server.createDatabase('bench_statements');
   await database.close();
   const client = new pg.Client({ connectionString: url });
@@ -238,8 +261,8 @@ async function statementsSection(server: BenchServer): Promise<string[]> {
       SELECT regexp_replace(left(query, 90), '\\s+', ' ', 'g') AS query, calls, rows,
              round(total_exec_time)::float8 AS total_ms, round(mean_exec_time::numeric, 2)::float8 AS mean_ms
         FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
-       WHERE d.datname = 'bench_ingest'
-       ORDER BY total_exec_time DESC LIMIT 25`);
+       WHERE d.datname = $1
+       ORDER BY total_exec_time DESC LIMIT 25`, [ofDatabase]);
     return ['## Ingest database statements (pg_stat_statements, every run above)', '', markdownTable(['statement', 'calls', 'rows', 'total ms', 'mean ms'], rows.map((row) => [row.query.replace(/\|/g, '/'), row.calls, row.rows, row.total_ms, row.mean_ms])), ''];
   } finally {
     await client.end();
@@ -254,7 +277,9 @@ const statements = process.env['KALYPSO_BENCH_PG_STATEMENTS'] === '1';
 const server = await startBenchServer(statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {});
 try {
   if (runs('ingest')) sections.push(...(await ingestSection(server)));
-  if (runs('ingest') && statements) sections.push(...(await statementsSection(server)));
+  if (runs('ingest') && statements) sections.push(...(await statementsSection(server, 'bench_ingest')));
+  if (runs('ingest-core')) sections.push(...(await ingestCoreSection(server)));
+  if (runs('ingest-core') && statements) sections.push(...(await statementsSection(server, 'bench_ingest_core')));
   if (runs('ingest-many')) sections.push(...(await ingestManySection(server)));
   if (runs('scale-out')) sections.push(...(await scaleOutSection(server)));
   if (runs('arg')) sections.push(...(await argSection(server)));

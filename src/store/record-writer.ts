@@ -13,7 +13,13 @@ import { RecordedEvidence } from './commit-evidence.ts';
 import { DimensionIds, type DimensionRow } from './dimension-ids.ts';
 import { recordBranches } from './endpoint-branches.ts';
 import type { StateChanges } from './state-changes.ts';
-import { isDatabaseUnavailable, isMissingReference, isTransientConflict, StoreUnavailableError } from './store-errors.ts';
+import {
+  isDatabaseUnavailable,
+  isMissingReference,
+  isRepeatedHistoryRow,
+  isTransientConflict,
+  StoreUnavailableError,
+} from './store-errors.ts';
 import { type ResolvedDescriptor, writeDesiredState } from './write-desired-state.ts';
 import { type ResolvedStateReport, writeRealState } from './write-real-state.ts';
 import { writeFluxObjects } from './write-flux-objects.ts';
@@ -102,11 +108,12 @@ export class RecordWriter implements RecordSink {
         ...realStates.map((record, index) => ({ endpointId: reports[index]!.endpointId, branch: record.manifests.branch })),
       ],
     );
+    let trustNewer = true;
     for (let attempt = 1; ; attempt += 1) {
       try {
         const { summary, evidence } = await this.#db.transaction().execute(async (trx) => {
           const desired = await writeDesiredState(trx, descriptors);
-          const real = await writeRealState(trx, reports, receivedAt, this.#evidence);
+          const real = await writeRealState(trx, reports, receivedAt, { recorded: this.#evidence, trustNewer });
           const removed = await writeRemovals(trx, removals);
           return {
             summary: {
@@ -126,6 +133,12 @@ export class RecordWriter implements RecordSink {
         ]);
         return summary;
       } catch (error) {
+        if (trustNewer && isRepeatedHistoryRow(error)) {
+          // Not expected (write-real-state.ts, newerThanHistory): said, and the write checks every row.
+          this.#log.warn({ err: (error as Error).message }, 'a history row trusted to be new was stored already; writing again with every row checked');
+          trustNewer = false;
+          continue;
+        }
         if (!isTransientConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
         this.#log.debug({ attempt, err: error }, 'write conflicted with a concurrent writer; retrying');
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));

@@ -34,6 +34,14 @@ export function isMissingReference(error: unknown): boolean {
 }
 
 /**
+ * A history row that was already stored, met by an insert that trusted it could not be (see
+ * write-real-state.ts, `newerThanHistory`): the write is run again checking every row.
+ */
+export function isRepeatedHistoryRow(error: unknown): boolean {
+  return sqlState(error) === '23505' && (error as { constraint?: unknown }).constraint?.toString().startsWith('deployment_state_history') === true;
+}
+
+/**
  * Whether an error means the database is unreachable or refusing work (as opposed to a bug in
  * the hub): connection errors, server shutdown, too many connections, out of disk, timeouts.
  */

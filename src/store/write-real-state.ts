@@ -45,11 +45,21 @@ interface LockedReconciler {
   last_observed_at: Date | null;
 }
 
+export interface RealStateWriteOptions {
+  /** Evidence already recorded by this hub: not written again. */
+  readonly recorded?: RecordedEvidence;
+  /**
+   * false: every history row is inserted with ON CONFLICT DO NOTHING, as after a write that met a
+   * row it trusted to be new (the caller retries so; see `newerThanHistory`).
+   */
+  readonly trustNewer?: boolean;
+}
+
 export async function writeRealState(
   trx: Kysely<HubDatabase>,
   reports: readonly ResolvedStateReport[],
   receivedAt: Date,
-  recorded?: RecordedEvidence,
+  options: RealStateWriteOptions = {},
 ): Promise<RealStateWriteSummary> {
   if (reports.length === 0) return { transitions: 0, late: 0, evidence: { sightings: [], successions: [] } };
   const reconcilerIds = [...new Set(reports.map((report) => report.reconcilerId))].sort((a, b) => a - b);
@@ -83,8 +93,14 @@ export async function writeRealState(
 
   const plan = planStateChanges(stored, reports);
   const lateKept = plan.late.length === 0 ? [] : keepLateReports(plan.late, await latePredecessors(trx, plan.late));
-  const history = [...plan.history, ...lateKept];
-  const inserted = await insertHistory(trx, history, receivedAt);
+  const newer = options.trustNewer === false ? new Set<number>() : newerThanHistory(locked.rows, stored);
+  const fresh: StateReport[] = [];
+  const maybeStored: StateReport[] = [...lateKept];
+  for (const row of plan.history) {
+    const isFresh = newer.has(row.reconcilerId) && row.observedAt > stored.get(row.reconcilerId)!.lastObservedAt;
+    (isFresh ? fresh : maybeStored).push(row);
+  }
+  const inserted = await insertHistory(trx, fresh, maybeStored, receivedAt);
   const hostOf = new Map(reports.map((report) => [report.reconcilerId, report.hostId]));
   await writeCurrentStates(trx, plan.current, stored, hostOf, receivedAt);
   const confirmedOnly = reconcilerIds.filter((id) => !plan.current.has(id) && stored.has(id));
@@ -97,7 +113,7 @@ export async function writeRealState(
   // Last: concurrent batches after the same merge write the same new sightings and successions,
   // and wait for each other's row there until commit — the shorter that is, the better.
   const found = commitEvidence(stored, plan.history, lateKept);
-  const evidence = recorded === undefined ? found : recorded.unrecorded(found);
+  const evidence = options.recorded === undefined ? found : options.recorded.unrecorded(found);
   await recordCommitEvidence(trx, evidence);
   return { transitions: inserted, late: plan.late.length, evidence };
 }
@@ -152,22 +168,52 @@ async function recordCommitEvidence(trx: Kysely<HubDatabase>, evidence: CommitEv
       ${textArray(successions.map((s) => s.to))}::text[], ${timeArray(successions.map((s) => s.at))}::timestamptz[])`.execute(trx);
 }
 
-async function insertHistory(trx: Kysely<HubDatabase>, rows: readonly StateReport[], receivedAt: Date): Promise<number> {
-  if (rows.length === 0) return 0;
+/**
+ * The reconcilers whose stored history holds nothing newer than their current state's last report:
+ * those with a current state that were never removed. (Removal deletes the current state; a late
+ * report may then start a new one older than history already stored, until a report newer than the
+ * removal revives the reconciler.) A report newer than such a current state cannot be in history.
+ */
+function newerThanHistory(locked: readonly LockedReconciler[], stored: ReadonlyMap<number, CurrentState>): Set<number> {
+  const ids = new Set<number>();
+  for (const row of locked) if (row.removed_at === null && stored.has(row.id)) ids.add(row.id);
+  return ids;
+}
+
+/**
+ * History rows, in one statement: `fresh` ones cannot be stored already (see `newerThanHistory`)
+ * and are inserted plainly; the others may repeat a stored row (a report delivered twice, a late
+ * one) and are inserted with ON CONFLICT DO NOTHING, whose speculative insertion costs a third
+ * more per row (measured: 112–122 k against 158–161 k rows/s for batches of 1,000).
+ */
+async function insertHistory(
+  trx: Kysely<HubDatabase>,
+  fresh: readonly StateReport[],
+  maybeStored: readonly StateReport[],
+  receivedAt: Date,
+): Promise<number> {
+  if (fresh.length === 0 && maybeStored.length === 0) return 0;
+  const rowsOf = (rows: readonly StateReport[]) => sql`
+    SELECT r.*, ${receivedAt}::timestamptz
+      FROM unnest(${idArray(rows.map((row) => row.reconcilerId))}::bigint[],
+                  ${idArray(rows.map((row) => row.endpointId))}::bigint[],
+                  ${textArray(rows.map((row) => row.commitId))}::text[],
+                  ${textArray(rows.map((row) => row.status))}::deployment_status[],
+                  ${textArray(rows.map((row) => row.message))}::text[],
+                  ${timeArray(rows.map((row) => row.observedAt))}::timestamptz[]) AS r`;
+  const into = sql`INSERT INTO deployment_state_history
+                          (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, status_message, observed_at, received_at)`;
   // The same statement queues the rollouts these transitions concern for a refresh (schema/0008).
   const result = await sql<{ inserted: number }>`
-    WITH inserted AS (
-      INSERT INTO deployment_state_history
-             (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, status_message, observed_at, received_at)
-      SELECT r.*, ${receivedAt}::timestamptz
-        FROM unnest(${idArray(rows.map((row) => row.reconcilerId))}::bigint[],
-                    ${idArray(rows.map((row) => row.endpointId))}::bigint[],
-                    ${textArray(rows.map((row) => row.commitId))}::text[],
-                    ${textArray(rows.map((row) => row.status))}::deployment_status[],
-                    ${textArray(rows.map((row) => row.message))}::text[],
-                    ${timeArray(rows.map((row) => row.observedAt))}::timestamptz[]) AS r
+    WITH fresh AS (
+      ${into} ${rowsOf(fresh)}
+      RETURNING manifests_endpoint_id, observed_at
+    ), checked AS (
+      ${into} ${rowsOf(maybeStored)}
       ON CONFLICT DO NOTHING
       RETURNING manifests_endpoint_id, observed_at
+    ), inserted AS (
+      SELECT * FROM fresh UNION ALL SELECT * FROM checked
     ), queued AS (
       ${queueRolloutRefresh(sql`SELECT manifests_endpoint_id, min(observed_at), max(observed_at) FROM inserted GROUP BY 1`)}
     )

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
@@ -147,6 +148,43 @@ describe('RecordWriter', () => {
     expect(await current()).toMatchObject({ commit: 'c2' });
     expect(await testDb.query('SELECT removed_at FROM reconciler')).toEqual([{ removed_at: null }]);
     expect((await history()).map((row) => row.commit)).toEqual(['c1', 'c2']);
+  });
+
+  it('stores a report delivered again once after a removal and a late report restarted the current state', async () => {
+    const warnings: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+    writer = new RecordWriter(database.db, log, { retryAfterSeconds: 1, now: () => NOW });
+    await writer.write([stateRecord({ commit: 'c1', at: minute(1) }), stateRecord({ commit: 'c2', at: minute(3) })]);
+    await writer.write([{ kind: 'reconciler-removed', host: 'aks-dev-eus', reconciler: 'hello-world', removedAt: minute(5) }]);
+    // Older than the removal: a current state again, older than history already stored.
+    await writer.write([stateRecord({ commit: 'c1', at: minute(2) })]);
+    expect(await current()).toMatchObject({ commit: 'c1', last_observed_at: minute(2) });
+    // Newer than that current state, and stored already.
+    expect((await writer.write([stateRecord({ commit: 'c2', at: minute(3) })])).transitions).toBe(0);
+    expect((await history()).map((row) => [row.commit, row.observed_at])).toEqual([
+      ['c1', minute(1)],
+      ['c1', minute(2)],
+      ['c2', minute(3)],
+    ]);
+    // Known to be possible, so the write checked those rows from the start.
+    expect(warnings).toEqual([]);
+  });
+
+  it('writes again checking every history row when a row it trusted to be new was stored already', async () => {
+    const warnings: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+    writer = new RecordWriter(database.db, log, { retryAfterSeconds: 1, now: () => NOW });
+    await writer.write([stateRecord({ commit: 'c1', at: minute(1) })]);
+    // A row the write path never leaves: history newer than the current state of a live reconciler.
+    await testDb.query(`INSERT INTO deployment_state_history (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, observed_at)
+                        SELECT reconciler_id, manifests_endpoint_id, 'c2', 'success', $1 FROM deployment_state`, [minute(4)]);
+    const summary = await writer.write([stateRecord({ commit: 'c2', at: minute(4) }), stateRecord({ commit: 'c3', at: minute(6) })]);
+    expect(summary.transitions).toBe(1);
+    expect((await history()).map((row) => row.commit)).toEqual(['c1', 'c2', 'c3']);
+    expect(await current()).toMatchObject({ commit: 'c3', last_observed_at: minute(6) });
+    expect(warnings.map((line) => JSON.parse(line).msg)).toEqual([
+      'a history row trusted to be new was stored already; writing again with every row checked',
+    ]);
   });
 
   it('ranks the environments one write creates by their earliest record time (never later than receipt), then by position', async () => {
