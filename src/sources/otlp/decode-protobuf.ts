@@ -1,13 +1,19 @@
 // OTLP/protobuf bytes → wire model. Shared by the gRPC receiver (which hands over the raw
 // message) and the HTTP receiver (application/x-protobuf).
-import type Long from 'long';
+//
+// The messages are walked field by field straight into the wire model. protobufjs' generated
+// decoder built an object per message first (every KeyValue, AnyValue and 64-bit Long), which the
+// wire model then copied: under ingest, short-lived objects the garbage collector had to chase.
+// Field numbers and wire types are the OTLP .proto files' (kept in ./proto); a field the hub does
+// not read, or one of an unexpected wire type, is skipped as protobuf skips unknown fields.
+// test/otlp/decode.test.ts holds this decoder to protobufjs' reading of the same bytes.
 import protobuf from 'protobufjs';
-import { otlpTypes } from './otlp-proto.ts';
 import {
   type AnyValue,
   type KeyValues,
   type LogRecordWire,
   type LogsRequestWire,
+  type ResourceLogsWire,
   emptyKeyValues,
   OtlpDecodeError,
 } from './otlp-wire.ts';
@@ -16,120 +22,237 @@ import { decodeUtf8 } from './utf8-text.ts';
 /** Bodies nested deeper than this are hostile or broken; no real record needs it. */
 export const MAX_VALUE_DEPTH = 64;
 
-// The shapes protobufjs produces for the OTLP messages (camelCase field names, Long for 64 bits).
-interface PbKeyValue {
-  key: string;
-  value?: PbAnyValue | null;
+/** A field's tag as it is written: field number and wire type. */
+const tag = (field: number, wireType: 0 | 1 | 2): number => (field << 3) | wireType;
+const VARINT = 0;
+const FIXED64 = 1;
+const BYTES = 2;
+
+/** protobufjs' reader for the primitives (varints, fixed widths, skipping), plus what OTLP needs. */
+class OtlpReader extends protobuf.BufferReader {
+  readonly #bytes: Buffer;
+
+  constructor(bytes: Buffer) {
+    super(bytes);
+    this.#bytes = bytes;
+  }
+
+  /** The end of the length-delimited field that starts here. */
+  end(): number {
+    const length = this.uint32();
+    const end = this.pos + length;
+    if (end > this.len) throw new RangeError(`index out of range: ${this.pos} + ${length} > ${this.len}`);
+    return end;
+  }
+
+  /** After a message's fields: they must have ended where its length said. */
+  finish(end: number): void {
+    if (this.pos !== end) throw new RangeError(`a field overruns its message at offset ${this.pos}`);
+  }
+
+  /**
+   * A string, with invalid UTF-8 kept visible (see utf8-text.ts). protobufjs would refuse the
+   * whole request (proto3 strings are verified), so one ordinary log with a broken byte would
+   * cost every Kalypso record sent with it; here only a record whose own fields are broken is
+   * rejected. ASCII, nearly every string the hub reads, is taken as it is.
+   */
+  text(): string {
+    const end = this.end();
+    const start = this.pos;
+    this.pos = end;
+    const bytes = this.#bytes;
+    for (let i = start; i < end; i += 1) if (bytes[i]! >= 0x80) return decodeUtf8(bytes.subarray(start, end));
+    return bytes.toString('latin1', start, end);
+  }
+
+  /** Unsigned 64 bits (fixed64, little-endian), exact. */
+  unsigned64(): bigint {
+    const low = this.fixed32();
+    const high = this.fixed32();
+    return (BigInt(high) << 32n) | BigInt(low);
+  }
+
+  /** int64 (a varint, two's complement): a number when it is exact, a bigint otherwise. */
+  signed64(): number | bigint {
+    const bytes = this.#bytes;
+    let value = 0n;
+    for (let shift = 0n; shift < 70n; shift += 7n) {
+      if (this.pos >= this.len) throw new RangeError(`index out of range: ${this.pos} + 1 > ${this.len}`);
+      const byte = bytes[this.pos++]!;
+      value |= BigInt(byte & 0x7f) << shift;
+      if (byte < 0x80) {
+        const signed = BigInt.asIntN(64, value);
+        return signed >= MIN_EXACT && signed <= MAX_EXACT ? Number(signed) : signed;
+      }
+    }
+    throw new RangeError('invalid varint encoding');
+  }
 }
-interface PbAnyValue {
-  value?: 'stringValue' | 'boolValue' | 'intValue' | 'doubleValue' | 'arrayValue' | 'kvlistValue' | 'bytesValue';
-  stringValue: string;
-  boolValue: boolean;
-  intValue: Long | number;
-  doubleValue: number;
-  arrayValue?: { values: PbAnyValue[] } | null;
-  kvlistValue?: { values: PbKeyValue[] } | null;
-  bytesValue: Uint8Array;
+
+const MIN_EXACT = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+export function decodeLogsProtobuf(bytes: Uint8Array): LogsRequestWire {
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const reader = new OtlpReader(buffer);
+  try {
+    const resourceLogs: ResourceLogsWire[] = [];
+    while (reader.pos < reader.len) {
+      const field = reader.uint32();
+      if (field === tag(1, BYTES)) resourceLogs.push(readResourceLogs(reader, reader.end()));
+      else reader.skipType(field & 7);
+    }
+    return { resourceLogs };
+  } catch (error) {
+    if (error instanceof OtlpDecodeError) throw error;
+    throw new OtlpDecodeError(`invalid OTLP protobuf payload: ${(error as Error).message}`);
+  }
 }
-interface PbLogRecord {
-  timeUnixNano: Long | number;
-  observedTimeUnixNano: Long | number;
-  eventName: string;
-  attributes: PbKeyValue[];
-  body?: PbAnyValue | null;
+
+/** ResourceLogs: 1 resource, 2 scope_logs. */
+function readResourceLogs(reader: OtlpReader, end: number): ResourceLogsWire {
+  let resourceAttributes: KeyValues = emptyKeyValues();
+  const scopeLogs: { logRecords: LogRecordWire[] }[] = [];
+  while (reader.pos < end) {
+    const field = reader.uint32();
+    if (field === tag(1, BYTES)) resourceAttributes = readResource(reader, reader.end());
+    else if (field === tag(2, BYTES)) scopeLogs.push({ logRecords: readScopeLogs(reader, reader.end()) });
+    else reader.skipType(field & 7);
+  }
+  reader.finish(end);
+  return { resourceAttributes, scopeLogs };
 }
-interface PbRequest {
-  resourceLogs: {
-    resource?: { attributes: PbKeyValue[] } | null;
-    scopeLogs: { logRecords: PbLogRecord[] }[];
-  }[];
+
+/** Resource: 1 attributes. */
+function readResource(reader: OtlpReader, end: number): KeyValues {
+  const attributes = emptyKeyValues();
+  while (reader.pos < end) {
+    const field = reader.uint32();
+    if (field === tag(1, BYTES)) readKeyValue(reader, reader.end(), attributes, 0);
+    else reader.skipType(field & 7);
+  }
+  reader.finish(end);
+  return attributes;
+}
+
+/** ScopeLogs: 2 log_records. */
+function readScopeLogs(reader: OtlpReader, end: number): LogRecordWire[] {
+  const records: LogRecordWire[] = [];
+  while (reader.pos < end) {
+    const field = reader.uint32();
+    if (field === tag(2, BYTES)) records.push(readLogRecord(reader, reader.end()));
+    else reader.skipType(field & 7);
+  }
+  reader.finish(end);
+  return records;
+}
+
+/** LogRecord: 1 time_unix_nano, 11 observed_time_unix_nano, 12 event_name, 6 attributes, 5 body. */
+function readLogRecord(reader: OtlpReader, end: number): LogRecordWire {
+  let timeUnixNano = 0n;
+  let observedTimeUnixNano = 0n;
+  let eventName = '';
+  const attributes = emptyKeyValues();
+  let body: AnyValue;
+  while (reader.pos < end) {
+    const field = reader.uint32();
+    switch (field) {
+      case tag(1, FIXED64):
+        timeUnixNano = reader.unsigned64();
+        break;
+      case tag(11, FIXED64):
+        observedTimeUnixNano = reader.unsigned64();
+        break;
+      case tag(12, BYTES):
+        eventName = reader.text();
+        break;
+      case tag(6, BYTES):
+        readKeyValue(reader, reader.end(), attributes, 0);
+        break;
+      case tag(5, BYTES):
+        body = readAnyValue(reader, reader.end(), 0);
+        break;
+      default:
+        reader.skipType(field & 7);
+    }
+  }
+  reader.finish(end);
+  return { timeUnixNano, observedTimeUnixNano, eventName, attributes, body };
+}
+
+/** KeyValue (1 key, 2 value) into `into`: a later pair with the same key wins. */
+function readKeyValue(reader: OtlpReader, end: number, into: Record<string, AnyValue>, depth: number): void {
+  let key = '';
+  let value: AnyValue;
+  while (reader.pos < end) {
+    const field = reader.uint32();
+    if (field === tag(1, BYTES)) key = reader.text();
+    else if (field === tag(2, BYTES)) value = readAnyValue(reader, reader.end(), depth + 1);
+    else reader.skipType(field & 7);
+  }
+  reader.finish(end);
+  into[key] = value;
 }
 
 /**
- * Reads strings with invalid UTF-8 kept visible (see utf8-text.ts). protobufjs would refuse the
- * whole request (proto3 strings are verified), so one ordinary log with a broken byte would cost
- * every Kalypso record sent with it; here only a record whose own fields are broken is rejected.
+ * AnyValue, a oneof: 1 string, 2 bool, 3 int, 4 double, 5 array, 6 kvlist, 7 bytes. The last one
+ * written wins, as for any oneof; undefined when none is.
  */
-class OtlpReader extends protobuf.BufferReader {
-  override stringVerify(): string {
-    return this.string();
-  }
-
-  override string(): string {
-    const length = this.uint32();
-    const start = this.pos;
-    const end = start + length;
-    if (end > this.len) throw new RangeError(`index out of range: ${start} + ${length} > ${this.len}`);
-    this.pos = end;
-    return decodeUtf8(this.buf.subarray(start, end));
-  }
-}
-
-export function decodeLogsProtobuf(bytes: Uint8Array): LogsRequestWire {
-  let message: PbRequest;
-  try {
-    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    message = otlpTypes.ExportLogsServiceRequest.decode(new OtlpReader(buffer)) as unknown as PbRequest;
-  } catch (error) {
-    const reason = (error as Error).message === 'max depth exceeded' ? `nested deeper than ${protobuf.Reader.recursionLimit} message levels` : (error as Error).message;
-    throw new OtlpDecodeError(`invalid OTLP protobuf payload: ${reason}`);
-  }
-  return {
-    resourceLogs: message.resourceLogs.map((resourceLogs) => ({
-      resourceAttributes: keyValues(resourceLogs.resource?.attributes ?? [], 0),
-      scopeLogs: resourceLogs.scopeLogs.map((scopeLogs) => ({
-        logRecords: scopeLogs.logRecords.map(logRecord),
-      })),
-    })),
-  };
-}
-
-function logRecord(record: PbLogRecord): LogRecordWire {
-  return {
-    timeUnixNano: unsigned64(record.timeUnixNano),
-    observedTimeUnixNano: unsigned64(record.observedTimeUnixNano),
-    eventName: record.eventName,
-    attributes: keyValues(record.attributes, 0),
-    body: anyValue(record.body, 0),
-  };
-}
-
-function keyValues(list: readonly PbKeyValue[], depth: number): KeyValues {
-  const result = emptyKeyValues();
-  for (const { key, value } of list) result[key] = anyValue(value, depth + 1);
-  return result;
-}
-
-function anyValue(value: PbAnyValue | null | undefined, depth: number): AnyValue {
+function readAnyValue(reader: OtlpReader, end: number, depth: number): AnyValue {
   if (depth > MAX_VALUE_DEPTH) throw new OtlpDecodeError(`value nested deeper than ${MAX_VALUE_DEPTH} levels`);
-  switch (value?.value) {
-    case 'stringValue':
-      return value.stringValue;
-    case 'boolValue':
-      return value.boolValue;
-    case 'intValue':
-      return signed64(value.intValue);
-    case 'doubleValue':
-      return value.doubleValue;
-    case 'bytesValue':
-      return value.bytesValue;
-    case 'arrayValue':
-      return (value.arrayValue?.values ?? []).map((item) => anyValue(item, depth + 1));
-    case 'kvlistValue':
-      return keyValues(value.kvlistValue?.values ?? [], depth);
-    default:
-      return undefined;
+  let value: AnyValue;
+  while (reader.pos < end) {
+    const field = reader.uint32();
+    switch (field) {
+      case tag(1, BYTES):
+        value = reader.text();
+        break;
+      case tag(2, VARINT):
+        value = reader.bool();
+        break;
+      case tag(3, VARINT):
+        value = reader.signed64();
+        break;
+      case tag(4, FIXED64):
+        value = reader.double();
+        break;
+      case tag(5, BYTES):
+        value = readArrayValue(reader, reader.end(), depth);
+        break;
+      case tag(6, BYTES):
+        value = readKeyValueList(reader, reader.end(), depth);
+        break;
+      case tag(7, BYTES):
+        value = reader.bytes();
+        break;
+      default:
+        reader.skipType(field & 7);
+    }
   }
+  reader.finish(end);
+  return value;
 }
 
-function unsigned64(value: Long | number): bigint {
-  if (typeof value === 'number') return BigInt(Math.max(0, Math.trunc(value)));
-  return (BigInt(value.high >>> 0) << 32n) | BigInt(value.low >>> 0);
+/** ArrayValue: 1 values. */
+function readArrayValue(reader: OtlpReader, end: number, depth: number): AnyValue[] {
+  const values: AnyValue[] = [];
+  while (reader.pos < end) {
+    const field = reader.uint32();
+    if (field === tag(1, BYTES)) values.push(readAnyValue(reader, reader.end(), depth + 1));
+    else reader.skipType(field & 7);
+  }
+  reader.finish(end);
+  return values;
 }
 
-/** int64 attribute values: a number when it is exact, a bigint otherwise. */
-function signed64(value: Long | number): number | bigint {
-  if (typeof value === 'number') return value;
-  const big = BigInt.asIntN(64, (BigInt(value.high >>> 0) << 32n) | BigInt(value.low >>> 0));
-  return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+/** KeyValueList: 1 values. */
+function readKeyValueList(reader: OtlpReader, end: number, depth: number): KeyValues {
+  const entries = emptyKeyValues();
+  while (reader.pos < end) {
+    const field = reader.uint32();
+    if (field === tag(1, BYTES)) readKeyValue(reader, reader.end(), entries, depth);
+    else reader.skipType(field & 7);
+  }
+  reader.finish(end);
+  return entries;
 }
