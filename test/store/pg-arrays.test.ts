@@ -1,21 +1,27 @@
 // The ingest path's array literals (src/store/pg-arrays.ts) read back by PostgreSQL as the values
 // they were made of, whatever the text holds.
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idArray, textArray, timeArray } from '../../src/store/pg-arrays.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import { idArray, textArray, timestamps } from '../../src/store/pg-arrays.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
 let client: pg.Client;
+let database: Database;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
   client = new pg.Client({ connectionString: testDb.url });
   await client.connect();
+  database = connectDatabase({ url: testDb.url, poolSize: 1, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
 });
 
 afterAll(async () => {
   await client.end();
+  await database.close();
   await testDb.drop();
 });
 
@@ -26,18 +32,27 @@ describe('array literals', () => {
     expect(rows[0]!.v).toEqual(values);
   });
 
-  it('times to the millisecond, whatever the session time zone', async () => {
-    const values = [new Date('2026-11-23T22:00:00.123Z'), new Date(0), null, new Date('1999-12-31T23:59:59.999Z')];
-    await client.query(`SET TIME ZONE 'Pacific/Chatham'`);
-    const { rows } = await client.query<{ v: (Date | null)[] }>('SELECT $1::timestamptz[] AS v', [timeArray(values)]);
-    expect(rows[0]!.v).toEqual(values);
+  it('times to the millisecond, whatever the session time zone, those a broken clock sends too', async () => {
+    const random = Array.from({ length: 200 }, () => new Date(Math.round((Math.random() - 0.3) * 8e12)));
+    const ordinary = [new Date('2026-11-23T22:00:00.123Z'), new Date(0), null, new Date('1999-12-31T23:59:59.999Z'), new Date(-1), new Date(9_007_199_254_740), new Date(-9_007_199_254_740), ...random];
+    // Past 2^53 µs (the year 2255) the times go as text.
+    const far = [new Date('2255-06-05T23:47:34.741Z'), new Date('9999-12-31T23:59:59.999Z'), null, new Date('2026-01-01T00:00:00.001Z')];
+    for (const values of [ordinary, far, []]) {
+      const rows = await database.db.connection().execute(async (connection) => {
+        await sql`SET TIME ZONE 'Pacific/Chatham'`.execute(connection);
+        const { rows } = await sql<{ v: (Date | null)[] }>`SELECT ${timestamps(values)} AS v`.execute(connection);
+        await sql`RESET TIME ZONE`.execute(connection);
+        return rows;
+      });
+      expect(rows[0]!.v).toEqual(values);
+    }
   });
 
   it('ids, and empty arrays of each kind', async () => {
-    const { rows } = await client.query<{ ids: string[]; none: string[]; texts: string[]; times: Date[] }>(
-      'SELECT $1::bigint[] AS ids, $2::bigint[] AS none, $3::text[] AS texts, $4::timestamptz[] AS times',
-      [idArray([1, 42, 9_007_199_254_740_991]), idArray([]), textArray([]), timeArray([])],
+    const { rows } = await client.query<{ ids: string[]; none: string[]; texts: string[] }>(
+      'SELECT $1::bigint[] AS ids, $2::bigint[] AS none, $3::text[] AS texts',
+      [idArray([1, 42, 9_007_199_254_740_991]), idArray([]), textArray([])],
     );
-    expect(rows[0]).toEqual({ ids: ['1', '42', '9007199254740991'], none: [], texts: [], times: [] });
+    expect(rows[0]).toEqual({ ids: ['1', '42', '9007199254740991'], none: [], texts: [] });
   });
 });
