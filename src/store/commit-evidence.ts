@@ -3,7 +3,7 @@
 // commit a reconciler moved to from which (successions: the only commit order the hub trusts, since
 // it cannot read Git and commit ids do not sort). Pure; the writer stores both (schema/0010).
 import { BoundedCache } from './bounded-cache.ts';
-import { byReconciler, type CurrentState, type StateReport } from './state-transitions.ts';
+import { type CurrentState, forEachReconciler, type StateReport } from './state-transitions.ts';
 
 export interface CommitSighting {
   readonly endpointId: number;
@@ -26,21 +26,23 @@ export interface CommitEvidence {
 /**
  * `transitions` are the in-order transitions of a batch (newer than the stored states), `late` the
  * late reports kept in history. A late report witnesses a commit but no order: the hub keeps
- * transitions, not every report, so what came around it is not known for sure.
+ * transitions, not every report, so what came around it is not known for sure. Each fact appears
+ * once, at the earliest time the batch witnessed it (as kalypso_commits_seen keeps it): after a
+ * merge a batch holds the same step of hundreds of reconcilers.
  */
 export function commitEvidence(
   stored: ReadonlyMap<number, Pick<CurrentState, 'endpointId' | 'commitId' | 'observedAt'>>,
   transitions: readonly StateReport[],
   late: readonly StateReport[],
 ): CommitEvidence {
-  const sightings: CommitSighting[] = [];
-  const successions: CommitSuccession[] = [];
-  for (const [reconcilerId, reports] of byReconciler(transitions)) {
-    reports.sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime());
+  const sightings = new Facts();
+  const successions = new Facts();
+  const byTime = (a: StateReport, b: StateReport) => a.observedAt.getTime() - b.observedAt.getTime();
+  forEachReconciler(transitions, byTime, (reconcilerId, reports) => {
     let previous: Pick<StateReport, 'endpointId' | 'commitId' | 'observedAt'> | undefined = stored.get(reconcilerId);
     for (const report of reports) {
       const moved = previous === undefined || previous.endpointId !== report.endpointId || previous.commitId !== report.commitId;
-      if (moved) sightings.push({ endpointId: report.endpointId, commitId: report.commitId, at: report.observedAt });
+      if (moved) sightings.add(report.endpointId, report.commitId, '', report.observedAt);
       // Two states at one instant say nothing about which came first.
       if (
         moved &&
@@ -48,17 +50,49 @@ export function commitEvidence(
         previous.endpointId === report.endpointId &&
         previous.observedAt.getTime() < report.observedAt.getTime()
       ) {
-        successions.push({ endpointId: report.endpointId, from: previous.commitId, to: report.commitId, at: report.observedAt });
+        successions.add(report.endpointId, previous.commitId, report.commitId, report.observedAt);
       }
       previous = report;
     }
-  }
+  });
   for (const report of late) {
     const current = stored.get(report.reconcilerId);
     if (current?.endpointId === report.endpointId && current.commitId === report.commitId) continue;
-    sightings.push({ endpointId: report.endpointId, commitId: report.commitId, at: report.observedAt });
+    sightings.add(report.endpointId, report.commitId, '', report.observedAt);
   }
-  return { sightings, successions };
+  return {
+    sightings: sightings.list.map(({ endpointId, first, at }) => ({ endpointId, commitId: first, at })),
+    successions: successions.list.map(({ endpointId, first, second, at }) => ({ endpointId, from: first, to: second, at })),
+  };
+}
+
+interface Fact {
+  readonly endpointId: number;
+  readonly first: string;
+  readonly second: string;
+  at: Date;
+}
+
+/** Facts by endpoint and one or two commits, each kept once at its earliest time (no key strings built). */
+class Facts {
+  readonly list: Fact[] = [];
+  /** endpoint → commit → second commit ('' for none). */
+  readonly #index = new Map<number, Map<string, Map<string, Fact>>>();
+
+  add(endpointId: number, first: string, second: string, at: Date): void {
+    let byFirst = this.#index.get(endpointId);
+    if (byFirst === undefined) this.#index.set(endpointId, (byFirst = new Map<string, Map<string, Fact>>()));
+    let bySecond = byFirst.get(first);
+    if (bySecond === undefined) byFirst.set(first, (bySecond = new Map<string, Fact>()));
+    const known = bySecond.get(second);
+    if (known === undefined) {
+      const fact = { endpointId, first, second, at };
+      bySecond.set(second, fact);
+      this.list.push(fact);
+    } else if (at < known.at) {
+      known.at = at;
+    }
+  }
 }
 
 /**

@@ -11,8 +11,19 @@ export function idArray(values: readonly number[]): string {
   return `{${values.join(',')}}`;
 }
 
-/** Text: each element quoted, `"` and `\` escaped; null as NULL. */
+/**
+ * Text: each element quoted, `"` and `\` escaped; null as NULL. Joined in one go when nothing needs
+ * escaping (nearly always: names, commits, statuses), which leaves no partial strings behind.
+ */
 export function textArray(values: readonly (string | null)[]): string {
+  let plain = true;
+  for (const value of values) {
+    if (value === null || value === undefined || value.includes('"') || value.includes('\\')) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return values.length === 0 ? '{}' : `{"${values.join('","')}"}`;
   let literal = '{';
   for (let i = 0; i < values.length; i += 1) {
     const value = values[i];

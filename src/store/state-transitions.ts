@@ -58,15 +58,23 @@ function stateOf(report: StateReport, at: Date): CurrentState {
   return { endpointId, commitId, status, message, observedAt: at, lastObservedAt: at };
 }
 
-/** Reports grouped by reconciler, each group in the order given. */
-export function byReconciler(reports: readonly StateReport[]): Map<number, StateReport[]> {
-  const groups = new Map<number, StateReport[]>();
-  for (const report of reports) {
-    const list = groups.get(report.reconcilerId);
-    if (list === undefined) groups.set(report.reconcilerId, [report]);
-    else list.push(report);
+/**
+ * Calls `each` once per reconciler with its reports, ordered by `order` (a copy of `reports` is
+ * sorted by reconciler first: one array for the batch, not one per reconciler).
+ */
+export function forEachReconciler(
+  reports: readonly StateReport[],
+  order: (a: StateReport, b: StateReport) => number,
+  each: (reconcilerId: number, reports: readonly StateReport[]) => void,
+): void {
+  const sorted = [...reports].sort((a, b) => a.reconcilerId - b.reconcilerId || order(a, b));
+  for (let start = 0; start < sorted.length; ) {
+    const reconcilerId = sorted[start]!.reconcilerId;
+    let end = start + 1;
+    while (end < sorted.length && sorted[end]!.reconcilerId === reconcilerId) end += 1;
+    each(reconcilerId, sorted.slice(start, end));
+    start = end;
   }
-  return groups;
 }
 
 export function planStateChanges(
@@ -74,8 +82,7 @@ export function planStateChanges(
   reports: readonly StateReport[],
 ): StatePlan {
   const plan: StatePlan = { history: [], late: [], current: new Map() };
-  for (const [reconcilerId, list] of byReconciler(reports)) {
-    list.sort(byTimeThenState);
+  forEachReconciler(reports, byTimeThenState, (reconcilerId, list) => {
     const storedState = stored.get(reconcilerId);
     const storedLast = storedState?.lastObservedAt.getTime();
     let current = storedState;
@@ -111,7 +118,7 @@ export function planStateChanges(
       }
     }
     if (changed && current !== undefined) plan.current.set(reconcilerId, current);
-  }
+  });
   return plan;
 }
 

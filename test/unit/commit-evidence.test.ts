@@ -50,6 +50,18 @@ describe('commitEvidence', () => {
       successions: [],
     });
   });
+
+  it('names each fact once, at the earliest time the batch saw it', () => {
+    // After a merge: many reconcilers of one endpoint take the same step, in no particular order.
+    const stored = new Map([1, 2, 3, 4].map((id) => [id, { endpointId: 7, commitId: a, observedAt: at(0) }] as const));
+    const evidence = commitEvidence(stored, [report(1, 7, b, 40), report(2, 7, b, 20), report(3, 7, b, 30), report(4, 8, b, 10)], [report(9, 7, c, 50)]);
+    expect(evidence.sightings).toEqual([
+      { endpointId: 7, commitId: b, at: at(20) },
+      { endpointId: 8, commitId: b, at: at(10) },
+      { endpointId: 7, commitId: c, at: at(50) },
+    ]);
+    expect(evidence.successions).toEqual([{ endpointId: 7, from: a, to: b, at: at(20) }]);
+  });
 });
 
 describe('RecordedEvidence', () => {
