@@ -59,15 +59,19 @@ function stateOf(report: StateReport, at: Date): CurrentState {
 }
 
 /**
- * Calls `each` once per reconciler with its reports, ordered by `order` (a copy of `reports` is
- * sorted by reconciler first: one array for the batch, not one per reconciler).
+ * Calls `each` once per reconciler with its reports, ordered by `order`. Reconcilers come in the
+ * order they first appear in `reports`, so history rows are stored in arrival order (the tie-break
+ * of transitions observed at the same instant). One sorted copy for the batch, not one array per
+ * reconciler.
  */
 export function forEachReconciler(
   reports: readonly StateReport[],
   order: (a: StateReport, b: StateReport) => number,
   each: (reconcilerId: number, reports: readonly StateReport[]) => void,
 ): void {
-  const sorted = [...reports].sort((a, b) => a.reconcilerId - b.reconcilerId || order(a, b));
+  const arrival = new Map<number, number>();
+  for (const report of reports) if (!arrival.has(report.reconcilerId)) arrival.set(report.reconcilerId, arrival.size);
+  const sorted = [...reports].sort((a, b) => arrival.get(a.reconcilerId)! - arrival.get(b.reconcilerId)! || order(a, b));
   for (let start = 0; start < sorted.length; ) {
     const reconcilerId = sorted[start]!.reconcilerId;
     let end = start + 1;

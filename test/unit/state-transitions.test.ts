@@ -73,6 +73,14 @@ describe('planStateChanges', () => {
     expect(plan.current.get(1)?.commitId).toBe('a');
     expect(plan.current.get(2)?.status).toBe('failure');
   });
+
+  it('lists history reconciler by reconciler in the order they arrived, whatever their ids', () => {
+    const ids = Array.from({ length: 8 }, () => 1 + Math.floor(Math.random() * 1_000_000));
+    const arrival = [...new Set(ids)];
+    const plan = planStateChanges(new Map(), arrival.flatMap((id, i) => [report(9 - i, 'b', 'success', id), report(1, 'a', 'success', id)]));
+    expect([...new Set(plan.history.map((r) => r.reconcilerId))]).toEqual(arrival);
+    expect(plan.history.filter((r) => r.reconcilerId === arrival[0]).map((r) => r.commitId)).toEqual(['a', 'b']);
+  });
 });
 
 describe('keepLateReports', () => {
