@@ -241,20 +241,25 @@ async function writeCurrentStates(
   const added = ids.filter((id) => !stored.has(id));
   const column = <T>(list: readonly number[], pick: (state: CurrentState) => T): T[] => list.map((id) => pick(current.get(id)!));
   if (changed.length > 0) {
+    // Each state is found by key (`= ANY(ARRAY(…))`, an index condition): as a plain join the
+    // planner hashed every current state of the fleet, 16 of 22 ms per 1,000 with 72,000 states.
     await sql`
+      WITH x AS (
+        SELECT * FROM unnest(${idArray(changed)}::bigint[],
+                             ${idArray(column(changed, (state) => state.endpointId))}::bigint[],
+                             ${textArray(column(changed, (state) => state.commitId))}::text[],
+                             ${textArray(column(changed, (state) => state.status))}::deployment_status[],
+                             ${textArray(column(changed, (state) => state.message))}::text[],
+                             ${timestamps(column(changed, (state) => state.observedAt))},
+                             ${timestamps(column(changed, (state) => state.lastObservedAt))})
+                 AS x(reconciler_id, endpoint_id, commit_id, status, message, observed_at, last_observed_at)
+      )
       UPDATE deployment_state s
          SET manifests_endpoint_id = x.endpoint_id, gitops_commit_id = x.commit_id, status = x.status,
              status_message = x.message, observed_at = x.observed_at, last_observed_at = x.last_observed_at,
              last_received_at = ${receivedAt}::timestamptz
-        FROM unnest(${idArray(changed)}::bigint[],
-                    ${idArray(column(changed, (state) => state.endpointId))}::bigint[],
-                    ${textArray(column(changed, (state) => state.commitId))}::text[],
-                    ${textArray(column(changed, (state) => state.status))}::deployment_status[],
-                    ${textArray(column(changed, (state) => state.message))}::text[],
-                    ${timestamps(column(changed, (state) => state.observedAt))},
-                    ${timestamps(column(changed, (state) => state.lastObservedAt))})
-             AS x(reconciler_id, endpoint_id, commit_id, status, message, observed_at, last_observed_at)
-       WHERE s.reconciler_id = x.reconciler_id`.execute(trx);
+        FROM x
+       WHERE s.reconciler_id = x.reconciler_id AND s.reconciler_id = ANY(ARRAY(SELECT reconciler_id FROM x))`.execute(trx);
   }
   if (added.length > 0) {
     await sql`
@@ -304,15 +309,19 @@ async function updateReconcilers(
     }
   }
   if (changes.length === 0) return;
+  // Each reconciler found by key, as the current states are (see writeCurrentStates).
   await sql`
+    WITH c AS (
+      SELECT * FROM unnest(${idArray(changes.map((change) => change.id))}::bigint[],
+                           ${textArray(changes.map((change) => change.type))}::text[],
+                           ${idArray(changes.map((change) => change.endpointId))}::bigint[],
+                           ${timestamps(changes.map((change) => change.removedAt))},
+                           ${textArray(changes.map((change) => change.reportedBy))}::text[]) AS c(id, type, endpoint_id, removed_at, reported_by)
+    )
     UPDATE reconciler r
        SET type = c.type, manifests_endpoint_id = c.endpoint_id, removed_at = c.removed_at, reported_by = c.reported_by
-      FROM unnest(${idArray(changes.map((change) => change.id))}::bigint[],
-                  ${textArray(changes.map((change) => change.type))}::text[],
-                  ${idArray(changes.map((change) => change.endpointId))}::bigint[],
-                  ${timestamps(changes.map((change) => change.removedAt))},
-                  ${textArray(changes.map((change) => change.reportedBy))}::text[]) AS c(id, type, endpoint_id, removed_at, reported_by)
-     WHERE r.id = c.id`.execute(trx);
+      FROM c
+     WHERE r.id = c.id AND r.id = ANY(ARRAY(SELECT id FROM c))`.execute(trx);
 }
 
 /** Hosts: last seen moves forward (host clock, never past receipt); a stated type is kept. */
@@ -335,17 +344,19 @@ async function updateHosts(
   const ids = [...hosts.keys()].sort((a, b) => a - b);
   const values = ids.map((id) => hosts.get(id)!);
   // Rows are locked in id order before the update, so concurrent batches cannot deadlock here.
+  // Each host found by key, as the current states are (see writeCurrentStates).
   await sql`
     WITH v AS (
       SELECT * FROM unnest(${idArray(ids)}::bigint[], ${timestamps(values.map((value) => value.seen))},
                            ${textArray(values.map((value) => value.type ?? null))}::text[]) AS v(id, seen, type)
     ), locked AS (
       SELECT h.id FROM host h JOIN v ON v.id = h.id
-       WHERE h.last_seen_at < v.seen OR (v.type IS NOT NULL AND v.type <> h.type)
+       WHERE h.id = ANY(ARRAY(SELECT id FROM v))
+         AND (h.last_seen_at < v.seen OR (v.type IS NOT NULL AND v.type <> h.type))
        ORDER BY h.id
          FOR NO KEY UPDATE OF h
     )
     UPDATE host h SET last_seen_at = greatest(h.last_seen_at, v.seen), type = coalesce(v.type, h.type)
       FROM v
-     WHERE h.id = v.id AND h.id IN (SELECT id FROM locked)`.execute(trx);
+     WHERE h.id = v.id AND h.id = ANY(ARRAY(SELECT id FROM locked))`.execute(trx);
 }
