@@ -6,6 +6,10 @@ import type { FluxObjectRecord } from './flux-objects.ts';
 export const DEPLOYMENT_STATUSES = ['success', 'failure', 'in_progress'] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 
+/** A status as reports show it: stale when the reconciler has been silent past the stale-after setting. */
+export const EFFECTIVE_STATUSES = [...DEPLOYMENT_STATUSES, 'stale'] as const;
+export type EffectiveStatus = (typeof EFFECTIVE_STATUSES)[number];
+
 export const RECONCILER_TYPES = ['flux', 'argocd', 'arc', 'wo', 'custom'] as const;
 export type ReconcilerType = (typeof RECONCILER_TYPES)[number];
 

@@ -4,30 +4,10 @@ import { environmentExists } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/target-deployments.ts';
-import { cursorParam, DeployedVersionSchema, DesiredVersionSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, StatusCountsSchema, TextParam } from './schemas.ts';
+import { CompareAnswer } from './answers.ts';
+import { cursorParam, errorResponses, jsonResponse, NameParam, notFoundResponse, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
-const CellSchema = z
-  .object({
-    manifestsEndpoint: z.string(),
-    desired: DesiredVersionSchema.nullable(),
-    deployed: z.array(DeployedVersionSchema),
-    reconcilers: StatusCountsSchema,
-  })
-  .nullable()
-  .openapi('ComparedCell', { description: 'null where the workload has no such deployment target in that environment' });
-
-const ComparedSchema = z
-  .object({
-    workspace: z.string(),
-    application: z.string(),
-    workload: z.string(),
-    deploymentTarget: z.string(),
-    environments: z.record(z.string(), CellSchema),
-    desiredDiffers: z.boolean(),
-    deployedDiffers: z.boolean(),
-  })
-  .openapi('ComparedTarget');
 
 const MAX_ENVIRONMENTS = 50;
 
@@ -49,7 +29,7 @@ const compare = createRoute({
   },
   responses: {
     ...jsonResponse(
-      z.object({ environments: z.array(z.string()), items: z.array(ComparedSchema), nextCursor: z.string().nullable() }),
+      CompareAnswer,
       'One row per workload and target name, by workspace, application, workload and target',
     ),
     ...errorResponses,

@@ -8,63 +8,13 @@ import { environmentExists } from '../../store/reports/environments-report.ts';
 import { type RolloutState, rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import {
-  durationParamMs,
-  EffectiveStatusSchema,
-  errorResponses,
-  jsonResponse,
-  NameParam,
-  notFoundResponse,
-  StatusCountsSchema,
-  TextParam,
-  Timestamp,
-} from './schemas.ts';
+import { GateAnswer } from './answers.ts';
+import { durationParamMs, errorResponses, jsonResponse, NameParam, notFoundResponse, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
 /** Other hub replicas write too: a waiting request also looks again on this interval. */
 const POLL_INTERVAL_MS = 1_000;
 
-const SubscriberSchema = z.object({
-  host: z.string(),
-  reconciler: z.string(),
-  reconcilerType: z.string(),
-  status: EffectiveStatusSchema,
-  statusMessage: z.string(),
-  appliedCommit: z.string(),
-  observedAt: Timestamp,
-  lastSeenAt: Timestamp,
-  supersededBy: z.string().nullable().openapi({ description: 'The commit it applied, when that commit came after the one asked about' }),
-});
-
-const settledField = z.boolean().openapi({ description: 'At least one subscriber, and every subscriber succeeded or failed.' });
-
-const GateTargetSchema = StatusCountsSchema.extend({
-  environment: z.string(),
-  workspace: z.string(),
-  application: z.string(),
-  workload: z.string(),
-  deploymentTarget: z.string(),
-  manifestsEndpoint: z.string(),
-  version: z.string().nullable().openapi({ description: 'The version the asked commit runs on this target (assigned with it, or carried from an earlier commit), if known' }),
-  desiredVersion: z.string().nullable().openapi({ description: 'The target’s desired version now' }),
-  desiredCommit: z.string().nullable(),
-}).openapi('GateTarget');
-
-const RolloutSchema = StatusCountsSchema.extend({
-  manifestsEndpoint: z.string(),
-  commit: z.string().openapi({ description: 'The full commit id (a short commit asked about, resolved)' }),
-  settled: settledField,
-  subscribers: z.array(SubscriberSchema),
-  targets: z.array(GateTargetSchema).openapi({ description: 'The deployment targets on the endpoint; counts are the endpoint’s' }),
-}).openapi('RolloutState');
-
-const EnvironmentRolloutSchema = StatusCountsSchema.extend({
-  environment: z.string(),
-  commit: z.string().openapi({ description: 'The full commit id (a short commit asked about, resolved)' }),
-  settled: settledField,
-  subscribers: z.array(SubscriberSchema.extend({ manifestsEndpoint: z.string() })),
-  targets: z.array(GateTargetSchema).openapi({ description: 'The targets judged; counts are their endpoint’s subscribers' }),
-}).openapi('EnvironmentRolloutState');
 
 const commitDescription =
   `GitOps commit: the full id, a unique prefix of at least ${MIN_COMMIT_PREFIX} hex digits among the commits the hub has seen ` +
@@ -90,7 +40,7 @@ const deploymentState = createRoute({
     }),
   },
   responses: {
-    ...jsonResponse(z.union([RolloutSchema, EnvironmentRolloutSchema]), 'Totals and per-subscriber status (and, per environment, per target)'),
+    ...jsonResponse(GateAnswer, 'Totals and per-subscriber status (and, per environment, per target)'),
     ...errorResponses,
     ...notFoundResponse,
   },

@@ -3,38 +3,10 @@ import { decodeDriftCursor, driftReport } from '../../store/reports/drift-report
 import { environmentExists } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { cursorParam, EffectiveStatusSchema, errorResponses, jsonResponse, NameParam, notFoundResponse, PageLimitParam, TextParam, Timestamp } from './schemas.ts';
+import { DriftPage } from './answers.ts';
+import { cursorParam, errorResponses, jsonResponse, NameParam, notFoundResponse, PageLimitParam, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
-const DriftSchema = z
-  .object({
-    environment: z.string(),
-    workspace: z.string(),
-    application: z.string(),
-    workload: z.string(),
-    deploymentTarget: z.string(),
-    host: z.string(),
-    reconciler: z.string(),
-    desiredVersion: z.string().nullable(),
-    desiredCommit: z.string().nullable(),
-    appliedCommit: z.string(),
-    appliedVersion: z.string().nullable(),
-    status: EffectiveStatusSchema,
-    statusMessage: z.string(),
-    reasons: z.array(z.enum(['not_on_desired_commit', 'failing', 'stale'])),
-    driftingSince: Timestamp,
-    driftingForSeconds: z.number().int(),
-  })
-  .openapi('Drift');
-
-const DriftTotalsSchema = z
-  .object({
-    drifting: z.number().int(),
-    notOnDesiredCommit: z.number().int(),
-    failing: z.number().int(),
-    stale: z.number().int(),
-  })
-  .openapi('DriftTotals', { description: 'Every drifting reconciler (× target) of the environment or fleet, by reason — not only the page’s' });
 
 const drift = createRoute({
   method: 'get',
@@ -48,7 +20,7 @@ const drift = createRoute({
     }),
   },
   responses: {
-    ...jsonResponse(z.object({ items: z.array(DriftSchema), nextCursor: z.string().nullable(), totals: DriftTotalsSchema }), 'A page of drifting reconcilers'),
+    ...jsonResponse(DriftPage, 'A page of drifting reconcilers'),
     ...errorResponses,
     ...notFoundResponse,
   },

@@ -4,52 +4,11 @@ import { environmentStateReport } from '../../store/reports/environment-state-re
 import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/target-deployments.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import {
-  cursorParam,
-  DeployedVersionSchema,
-  DesiredVersionSchema,
-  errorResponses,
-  jsonResponse,
-  NameParam,
-  notFoundResponse,
-  PageLimitParam,
-  StatusCountsSchema,
-  TextParam,
-  Timestamp,
-} from './schemas.ts';
+import { EnvironmentsAnswer, EnvironmentStateAnswer } from './answers.ts';
+import { cursorParam, errorResponses, jsonResponse, NameParam, notFoundResponse, PageLimitParam, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
-const EnvironmentSchema = z
-  .object({
-    name: z.string(),
-    promotionRank: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({ description: 'Its 1-based position in the configured promotion order (--environment-order); null when not listed there.' }),
-    deploymentTargets: z.number().int(),
-    hosts: z.number().int(),
-    reconcilers: StatusCountsSchema,
-    latestAssignment: z
-      .object({ commit: z.string(), assignedAt: Timestamp })
-      .nullable()
-      .openapi({ description: 'The newest of its targets’ desired assignments: the last merge that changed what runs there, the commit a promotion check asks about' }),
-  })
-  .openapi('Environment');
 
-export const TargetStateSchema = z
-  .object({
-    workspace: z.string(),
-    application: z.string(),
-    workload: z.string(),
-    deploymentTarget: z.string(),
-    environment: z.string(),
-    manifestsEndpoint: z.string(),
-    desired: DesiredVersionSchema.nullable(),
-    deployed: z.array(DeployedVersionSchema),
-    reconcilers: StatusCountsSchema,
-  })
-  .openapi('TargetState');
 
 const listEnvironments = createRoute({
   method: 'get',
@@ -57,7 +16,7 @@ const listEnvironments = createRoute({
   summary: 'Environments in promotion order, with targets, hosts and reconcilers by status',
   description:
     'Promotion order: the environments named by --environment-order first, in that order; the others after them, in the order the hub first saw them.',
-  responses: { ...jsonResponse(z.object({ items: z.array(EnvironmentSchema) }), 'Environments'), ...errorResponses },
+  responses: { ...jsonResponse(EnvironmentsAnswer, 'Environments'), ...errorResponses },
 });
 
 const environmentState = createRoute({
@@ -72,17 +31,7 @@ const environmentState = createRoute({
     }),
   },
   responses: {
-    ...jsonResponse(
-      z.object({
-        environment: z.string(),
-        items: z.array(TargetStateSchema),
-        nextCursor: z.string().nullable(),
-        totals: z
-          .object({ deploymentTargets: z.number().int(), reconcilers: StatusCountsSchema })
-          .openapi({ description: 'The whole environment, over every page' }),
-      }),
-      'A page of the deployment targets of the environment (by workspace, application, workload, target)',
-    ),
+    ...jsonResponse(EnvironmentStateAnswer, 'A page of the deployment targets of the environment (by workspace, application, workload, target)'),
     ...errorResponses,
     ...notFoundResponse,
   },

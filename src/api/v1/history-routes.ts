@@ -1,28 +1,10 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { decodeCursor, historyReport } from '../../store/reports/history-report.ts';
 import type { ApiV1Deps } from './api-deps.ts';
-import { cursorParam, errorResponses, jsonResponse, NameParam, ReportedStatusSchema, sliceParams, TextParam, TimeParam, Timestamp } from './schemas.ts';
+import { HistoryPage } from './answers.ts';
+import { cursorParam, errorResponses, jsonResponse, NameParam, sliceParams, TextParam, TimeParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
-const HistoryItemSchema = z
-  .object({
-    observedAt: Timestamp,
-    receivedAt: Timestamp,
-    host: z.string(),
-    reconciler: z.string(),
-    reconcilerType: z.string(),
-    manifestsEndpoint: z.string(),
-    commit: z.string(),
-    status: ReportedStatusSchema,
-    statusMessage: z.string(),
-    environment: z.string().nullable(),
-    workspace: z.string().nullable(),
-    application: z.string().nullable(),
-    workload: z.string().nullable(),
-    deploymentTarget: z.string().nullable(),
-    version: z.string().nullable(),
-  })
-  .openapi('HistoryItem');
 
 const history = createRoute({
   method: 'get',
@@ -39,7 +21,7 @@ const history = createRoute({
     }),
   },
   responses: {
-    ...jsonResponse(z.object({ items: z.array(HistoryItemSchema), nextCursor: z.string().nullable() }), 'A page of transitions'),
+    ...jsonResponse(HistoryPage, 'A page of transitions'),
     ...errorResponses,
   },
 });

@@ -2,74 +2,15 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { hostsReport, hostStateReport } from '../../store/reports/hosts-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import {
-  EffectiveStatusSchema,
-  errorResponses,
-  jsonResponse,
-  NameParam,
-  notFoundResponse,
-  PageLimitParam,
-  ReportedStatusSchema,
-  StatusCountsSchema,
-  TextParam,
-  Timestamp,
-} from './schemas.ts';
+import { EffectiveStatusSchema, HostsPage, HostStateAnswer } from './answers.ts';
+import { errorResponses, jsonResponse, NameParam, notFoundResponse, PageLimitParam, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 
-const HostSchema = z
-  .object({
-    name: z.string(),
-    type: z.string(),
-    firstSeenAt: Timestamp,
-    lastSeenAt: Timestamp,
-    stale: z.boolean().openapi({ description: 'No report within the stale-after window: the host looks offline.' }),
-    environments: z.array(z.string()).openapi({ description: 'The environments of its reconcilers’ targets, in promotion order.' }),
-    reconcilers: StatusCountsSchema,
-    drifting: z.number().int().openapi({
-      description:
-        'How many of its reconcilers are not on their target’s desired rollout (neither the desired commit nor a commit running the desired version): `not_on_desired_commit` of /drift and the kalypso_drift view. Failing and silent reconcilers are counted in `reconcilers`.',
-    }),
-  })
-  .openapi('Host');
-
-const HostTotalsSchema = z
-  .object({
-    hosts: z.number().int(),
-    offline: z.number().int().openapi({ description: 'Hosts with no report within the stale-after window (`stale`)' }),
-    failing: z.number().int().openapi({ description: 'Hosts with at least one reconciler whose status is `failure` (and not stale)' }),
-    drifting: z.number().int().openapi({ description: 'Hosts with at least one reconciler off its target’s desired rollout (`drifting` > 0)' }),
-  })
-  .openapi('HostTotals', { description: 'Hosts counted over every page: `totals` those matching the filters, `fleet` every host' });
 
 /** `true` or `false` as a query parameter; anything else is a 400 naming it. */
 const BooleanParam = (description: string) =>
   z.enum(['true', 'false'], { error: 'must be true or false' }).optional().openapi({ description });
 
-const HostReconcilerSchema = z
-  .object({
-    reconciler: z.string(),
-    type: z.string(),
-    manifestsEndpoint: z.string(),
-    commit: z.string(),
-    status: EffectiveStatusSchema,
-    reportedStatus: ReportedStatusSchema,
-    statusMessage: z.string(),
-    deployedAt: Timestamp.openapi({ description: 'When the reconciler entered its current state.' }),
-    lastSeenAt: Timestamp,
-    deploymentTargets: z.array(
-      z.object({
-        workspace: z.string(),
-        application: z.string(),
-        workload: z.string(),
-        deploymentTarget: z.string(),
-        environment: z.string(),
-        deployedVersion: z.string().nullable(),
-        desiredVersion: z.string().nullable(),
-        desiredCommit: z.string().nullable(),
-      }),
-    ),
-  })
-  .openapi('HostReconciler');
 
 const listHosts = createRoute({
   method: 'get',
@@ -92,16 +33,7 @@ const listHosts = createRoute({
     }),
   },
   responses: {
-    ...jsonResponse(
-      z.object({
-        items: z.array(HostSchema),
-        nextCursor: z.string().nullable(),
-        totals: HostTotalsSchema,
-        fleet: HostTotalsSchema,
-        offset: z.number().int().openapi({ description: 'How many matching hosts come before this page' }),
-      }),
-      'A page of hosts in natural order of their names',
-    ),
+    ...jsonResponse(HostsPage, 'A page of hosts in natural order of their names'),
     ...errorResponses,
   },
 });
@@ -112,17 +44,7 @@ const hostState = createRoute({
   summary: 'Cluster state: every reconciler on the host, what it deployed and its status',
   request: { params: z.object({ host: NameParam('host', 'path', 'Host name') }) },
   responses: {
-    ...jsonResponse(
-      z.object({
-        name: z.string(),
-        type: z.string(),
-        firstSeenAt: Timestamp,
-        lastSeenAt: Timestamp,
-        stale: z.boolean(),
-        reconcilers: z.array(HostReconcilerSchema),
-      }),
-      'The host',
-    ),
+    ...jsonResponse(HostStateAnswer, 'The host'),
     ...errorResponses,
     ...notFoundResponse,
   },

@@ -1,27 +1,10 @@
-// Shapes of the API's answers and parameters, in zod: they validate requests and generate the
-// OpenAPI document, so the documentation cannot drift from the code.
+// The API's request parameters and the OpenAPI response wiring the routes share, in zod: they
+// validate requests and generate the OpenAPI document, so the documentation cannot drift from the
+// code. The answers' shapes are in answers.ts.
 import { z } from '@hono/zod-openapi';
 import { formatDuration, parseDuration } from '../../config/units.ts';
 import { ApiError } from '../api-error.ts';
-
-export const ErrorSchema = z
-  .object({ error: z.object({ code: z.string(), message: z.string() }) })
-  .openapi('Error', { example: { error: { code: 'invalid_parameter', message: 'limit: must be at most 1000' } } });
-
-export const StatusCountsSchema = z
-  .object({
-    total: z.number().int(),
-    succeeded: z.number().int(),
-    failed: z.number().int(),
-    inProgress: z.number().int(),
-    stale: z.number().int().openapi({ description: 'Silent longer than the stale-after setting; never counted as success.' }),
-  })
-  .openapi('StatusCounts');
-
-export const EffectiveStatusSchema = z.enum(['success', 'failure', 'in_progress', 'stale']).openapi('EffectiveStatus');
-export const ReportedStatusSchema = z.enum(['success', 'failure', 'in_progress']).openapi('ReportedStatus');
-
-export const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-20T09:14:02.000Z' });
+import { ErrorSchema } from './answers.ts';
 
 /**
  * A text parameter. PostgreSQL text cannot hold NUL, and a lone surrogate (percent-encoded
@@ -40,7 +23,6 @@ export const NameParam = (name: string, where: 'path' | 'query', description: st
 export const TimeParam = (name: string, description: string, example: string) =>
   z.iso.datetime({ offset: true }).optional().openapi({ param: { name, in: 'query' }, description, example });
 
-/** The names that slice the fleet, as optional query parameters (the reports that filter by them). */
 /** A page's size (hosts, drift, environment state): 200 unless asked, at most 5,000. */
 export const PageLimitParam = () => z.coerce.number().int().min(1).max(5_000).default(200);
 
@@ -52,6 +34,7 @@ export function cursorParam<T>(text: string | undefined, decode: (text: string) 
   return key;
 }
 
+/** The names that slice the fleet, as optional query parameters (the reports that filter by them). */
 export const sliceParams = {
   environment: NameParam('environment', 'query', 'Environment').optional(),
   workspace: NameParam('workspace', 'query', 'Workspace').optional(),
@@ -69,21 +52,6 @@ export function durationParamMs(name: string, text: string, maxMs: number, examp
   return ms;
 }
 
-export const DesiredVersionSchema = z
-  .object({ version: z.string(), build: z.string(), commit: z.string(), assignedAt: Timestamp })
-  .openapi('DesiredVersion');
-
-export const DeployedVersionSchema = z
-  .object({
-    version: z.string().nullable().openapi({
-      description:
-        'The version that runs at the applied commit: assigned with it, or carried from the assignment it came after (a merge that did not change this target); null when the hub cannot tell',
-    }),
-    commit: z.string(),
-    onDesired: z.boolean().openapi({ description: 'The commit belongs to the desired rollout: the desired commit, or one running the desired version' }),
-    reconcilers: StatusCountsSchema,
-  })
-  .openapi('DeployedVersion');
 
 export const errorResponses = {
   400: { description: 'A parameter is invalid; the message names it.', content: { 'application/json': { schema: ErrorSchema } } },

@@ -1,6 +1,7 @@
 // What every report needs to judge freshness: the moment it describes and the stale-after
 // setting. One definition of "stale" serves every endpoint.
 import { type RawBuilder, sql } from 'kysely';
+import type { EffectiveStatus } from '../../model/deployment-records.ts';
 
 export interface ReportContext {
   /** The moment the report describes (normally now). */
@@ -19,7 +20,7 @@ export interface FleetSlice {
   readonly host?: string | undefined;
 }
 
-export type EffectiveStatus = 'success' | 'failure' | 'in_progress' | 'stale';
+export type { EffectiveStatus };
 
 /** A deployment target named as people know it, and where its reconcilers pull from. */
 export interface TargetNames {

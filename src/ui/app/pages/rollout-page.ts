@@ -64,12 +64,12 @@ export function mountRollout(root: HTMLElement, signal: AbortSignal): Page {
         { class: 'scope' },
         'Commit ',
         commitText(state.commit),
-        state.environment === undefined
-          ? [' of ', h('span', { class: 'endpoint' }, state.manifestsEndpoint ?? ''), ': applied, or a later commit of its branch, by every reconciler that pulls it']
-          : [` in environment ${state.environment}: applied, or a later commit, by every reconciler of its targets `, h('span', { class: 'muted' }, '(the promotion check)')],
+        'environment' in state
+          ? [` in environment ${state.environment}: applied, or a later commit, by every reconciler of its targets `, h('span', { class: 'muted' }, '(the promotion check)')]
+          : [' of ', h('span', { class: 'endpoint' }, state.manifestsEndpoint), ': applied, or a later commit of its branch, by every reconciler that pulls it'],
       ),
       statusBar(state),
-      targetsTable(state.targets, state.commit, state.environment === undefined),
+      targetsTable(state.targets, state.commit, !('environment' in state)),
       subscribersTable(state.subscribers),
     );
   };
@@ -124,7 +124,7 @@ function subscribersTable(subscribers: RolloutState['subscribers']): HTMLElement
           { 'data-host': subscriber.host, 'data-status': subscriber.status },
           h('th', { scope: 'row' }, h('a', { href: `/hosts/${encodeURIComponent(subscriber.host)}` }, subscriber.host)),
           h('td', { 'data-label': 'Status' }, statusBadge(subscriber.status)),
-          h('td', { 'data-label': 'Reconciler', title: subscriber.manifestsEndpoint ?? '' }, subscriber.reconciler),
+          h('td', { 'data-label': 'Reconciler', title: 'manifestsEndpoint' in subscriber ? subscriber.manifestsEndpoint : '' }, subscriber.reconciler),
           h('td', { 'data-label': 'Applied' }, commitText(subscriber.appliedCommit), subscriber.supersededBy === null ? null : h('span', { class: 'muted' }, ' (later)')),
           h('td', { 'data-label': 'Since' }, timeAgo(subscriber.observedAt)),
           h('td', { 'data-label': 'Message', class: 'message' }, subscriber.statusMessage),
