@@ -3,7 +3,7 @@
 import { Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
-import { bearerTokenMatches } from '../security/bearer-token.ts';
+import { bearerAuth } from '../security/bearer-auth.ts';
 import { errorBody, handleApiError } from './api-error.ts';
 import { apiDocsRoutes } from './api-docs.ts';
 import { type HealthDeps, healthRoutes } from './health-routes.ts';
@@ -34,14 +34,17 @@ export function createApiApp(deps: ApiDeps): Hono {
   app.route('/', healthRoutes(deps));
   const tokens = deps.apiTokens;
   if (tokens !== undefined) {
-    app.use('/api/v1/*', async (c, next) => {
-      if (c.req.path !== OPEN_API_DOCUMENT && !bearerTokenMatches(c.req.header('authorization'), tokens)) {
-        c.header('www-authenticate', 'Bearer realm="kalypso-hub"');
-        return c.json(errorBody('unauthorized', 'missing or wrong bearer token: send authorization: Bearer <token>'), 401);
-      }
-      await next();
-      return undefined;
-    });
+    app.use(
+      '/api/v1/*',
+      bearerAuth({
+        tokens,
+        exempt: (c) => c.req.path === OPEN_API_DOCUMENT,
+        refuse: (c) => {
+          c.header('www-authenticate', 'Bearer realm="kalypso-hub"');
+          return c.json(errorBody('unauthorized', 'missing or wrong bearer token: send authorization: Bearer <token>'), 401);
+        },
+      }),
+    );
   }
   // Until the schema is migrated the reports have no tables to read: say why, as a retryable 503.
   app.use('/api/v1/*', async (c, next) => {
