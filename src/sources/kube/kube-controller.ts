@@ -63,6 +63,8 @@ export class KubeController {
   readonly #status: StatusWriter;
   readonly #sink: RecordSink;
   readonly #pollers: ResourceGraphPollers;
+  /** The poll loops this controller runs for AzureResourceGraph resources (not --arg-config's, which run on every replica). */
+  readonly #graphPollers = new Set<string>();
   readonly #log: Logger;
   readonly #informers = new Map<Kind, ResilientInformer[]>();
   readonly #queue: WorkQueue;
@@ -139,7 +141,7 @@ export class KubeController {
     clearInterval(this.#confirmTimer);
     await Promise.all([...this.#informers.values()].flat().map((informer) => informer.stop()));
     await this.#queue.stop();
-    await this.#pollers.stopAll();
+    await Promise.all([...this.#graphPollers].map((key) => this.#removePoller(key)));
   }
 
   /** Resolves when every queued change has been processed. */
@@ -381,9 +383,14 @@ export class KubeController {
     return { kind: 'reconciler-removed', host: outcome.record.host.name, reconciler: outcome.record.reconciler.name, removedAt: now };
   }
 
+  async #removePoller(key: string): Promise<void> {
+    this.#graphPollers.delete(key);
+    await this.#pollers.remove(key);
+  }
+
   async #reconcileGraph(key: string, object: KubeObject | undefined): Promise<void> {
     if (object === undefined) {
-      await this.#pollers.remove(key);
+      await this.#removePoller(key);
       return;
     }
     const parsed = parseResourceGraphSpec(key, object.spec);
@@ -396,10 +403,11 @@ export class KubeController {
       });
     };
     if (!parsed.ok) {
-      await this.#pollers.remove(key);
+      await this.#removePoller(key);
       write({ ready: false, reason: 'Invalid', message: parsed.reason });
       return;
     }
+    this.#graphPollers.add(key);
     this.#pollers.upsert(parsed.source, (status) =>
       write(
         { ready: status.ready, reason: status.reason, message: status.message },

@@ -17,7 +17,6 @@ export type SecretReader = (namespace: string, name: string) => Promise<Readonly
 export interface ResourceGraphPollers {
   /** Starts the poll loop of a source, or reconfigures the running one of the same name. */
   upsert(source: ResourceGraphSourceSpec, onStatus: (status: PollStatus) => void): void;
-  /** Stops the poll loop of a source (its resource was deleted). */
+  /** Stops the poll loop of a source (its resource was deleted, or its watcher stopped leading). */
   remove(name: string): Promise<void>;
-  stopAll(): Promise<void>;
 }
