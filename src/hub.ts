@@ -4,14 +4,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { HubConfig } from './config/config.ts';
 import { SETTINGS } from './config/settings.ts';
-import { createApiApp } from './api/app.ts';
+import { type ApiDeps, createApiApp } from './api/app.ts';
 import { type HttpListener, listenHttp } from './http/listen.ts';
 import type { Logger } from './log/logger.ts';
-import { createHubMetrics, registerPoolMetrics } from './metrics/hub-metrics.ts';
-import { loadKubeConfig, ownNamespace } from './sources/kube/kube-config.ts';
+import { createHubMetrics, type HubMetrics, registerPoolMetrics } from './metrics/hub-metrics.ts';
+import { loadKubeConfig } from './sources/kube/kube-config.ts';
+import type { KubeSide } from './sources/kube/kube-side.ts';
 import type { KubeSource } from './sources/kube/kube-source.ts';
-import { OtlpSource } from './sources/otlp/otlp-source.ts';
-import { loadArgConfig } from './config/arg-config.ts';
+import { OtlpSource, otlpOptionsFrom } from './sources/otlp/otlp-source.ts';
 import type { ResourceGraphSourceSpec } from './normalize/kube-resources.ts';
 import { TlsFiles } from './security/tls-files.ts';
 import { credentialFor } from './sources/resource-graph/credentials.ts';
@@ -19,7 +19,7 @@ import { createResourceGraphMetrics } from './sources/resource-graph/resource-gr
 import { ResourceGraphPollerPool } from './sources/resource-graph/resource-graph-poller-pool.ts';
 import { createResourceGraphQuery, type ResourceGraphQuery } from './sources/resource-graph/resource-graph-query.ts';
 import type { SecretReader } from './sources/resource-graph/resource-graph-pollers.ts';
-import type { RecordSink } from './sources/source.ts';
+import type { RecordSink, Source } from './sources/source.ts';
 import { connectDatabase, type Database } from './store/connect.ts';
 import { DatabaseStatus } from './store/database-status.ts';
 import { DataDirLock } from './store/embedded/data-dir-lock.ts';
@@ -31,6 +31,7 @@ import { scheduleSummaryRefresh } from './store/summary-refresh.ts';
 import { publishHubSettings } from './store/hub-settings.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
+import { backoffDelaysMs, RETRY_LATER_SECONDS } from './store/retry-policy.ts';
 import { StateChanges } from './store/state-changes.ts';
 import { isDatabaseUnavailable, StoreUnavailableError } from './store/store-errors.ts';
 
@@ -92,6 +93,8 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
  * answer at once, "retry later" (503 / UNAVAILABLE) with the reason until the database is
  * reachable and migrated. `ready` resolves then, once every source runs; it rejects when the hub
  * cannot start (a failing migration), and the hub is then stopped.
+ *
+ * Each step registers how to undo itself; a stop undoes them in reverse order.
  */
 export async function startListening(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {
   const cleanup: (() => Promise<void>)[] = [];
@@ -109,173 +112,67 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
       await step().catch((error: unknown) => log.error({ err: error }, 'error during shutdown'));
     }
   };
+  const startSource = async (source: Source, sink: RecordSink): Promise<void> => {
+    await source.start(sink, abort.signal);
+    cleanup.push(() => source.stop());
+  };
   try {
     // One hub per data directory: a second one refuses before it touches anything.
-    let lock: DataDirLock | undefined;
-    if (config.databaseUrl === undefined) {
-      lock = await DataDirLock.acquire(config.dataDir, (previous) =>
-        log.warn({ previous }, 'taking over the data directory from a hub that is gone'),
-      );
-      const held = lock;
-      cleanup.push(() => held.release());
-    }
-    const tls =
-      config.tlsCertFile === undefined || config.tlsKeyFile === undefined
-        ? undefined
-        : await TlsFiles.load({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile }, overrides.tlsRefreshMs ?? 60_000, log);
+    const lock = config.databaseUrl === undefined ? await lockDataDir(config.dataDir, log) : undefined;
+    if (lock !== undefined) cleanup.push(() => lock.release());
+    const tls = await TlsFiles.fromConfig(config, log, overrides.tlsRefreshMs);
     if (tls !== undefined) cleanup.push(() => Promise.resolve(tls.close()));
     const metrics = createHubMetrics({ processMetrics: overrides.processMetrics ?? true });
-    let embedded: EmbeddedPostgres | undefined;
-    let supervisor: PostgresSupervisor | undefined;
-    let databaseUrl = config.databaseUrl;
-    let psql: string | undefined;
-    if (databaseUrl === undefined) {
-      embedded = embeddedPostgresFor(config, log);
-      supervisor = new PostgresSupervisor(
-        embedded,
-        { restartTimeoutMs: config.embeddedPgRestartTimeout, ...createSupervisorMetrics(metrics.registry) },
-        log,
-      );
-      await supervisor.start();
-      const running = supervisor;
-      cleanup.push(() => running.stop());
-      databaseUrl = embedded.url;
-      psql = `psql ${shownEmbeddedUrl(embedded.url, config.embeddedPgPassword)}`;
-      log.info({ psql }, 'embedded PostgreSQL: connect with this connection string');
-    }
+    const server = config.databaseUrl === undefined ? await startEmbeddedServer(config, metrics, log) : undefined;
+    if (server !== undefined) cleanup.push(() => server.supervisor.stop());
+    const databaseUrl = config.databaseUrl ?? server!.embedded.url;
 
-    const database = connectDatabase(
-      { url: databaseUrl, poolSize: config.dbPoolSize, connectTimeoutMs: 5_000, applicationName: 'kalypso-hub' },
-      log,
-    );
+    const database = connectDatabase({ url: databaseUrl, poolSize: config.dbPoolSize }, log);
     cleanup.push(() => closeDatabaseBy(database, shutdownDeadline, log));
     registerPoolMetrics(metrics, database.pool);
     const status = new DatabaseStatus(databaseUrl);
 
     const stateChanges = new StateChanges();
-    const api: HttpListener = await listenHttp(
-      createApiApp({
-        db: database.db,
-        metrics,
-        log,
-        database: status,
-        unhealthy: () => supervisor?.unhealthy(),
-        staleAfterMs: config.staleAfter,
-        maxWaitMs: config.maxWait,
-        stateChanges,
-        shutdown: abort.signal,
-        clock,
-        apiTokens: config.apiToken,
-      }),
-      config.listenHost,
-      config.httpPort,
-      tls,
+    const api = await listenApi(config, { db: database.db, metrics, log, database: status, stateChanges, shutdown: abort.signal, clock }, tls, () =>
+      server?.supervisor.unhealthy(),
     );
     cleanup.push(() => api.close(config.shutdownTimeout));
-    log.info({ port: api.port, tls: tls !== undefined, apiToken: config.apiToken !== undefined, ingestToken: config.ingestToken !== undefined }, 'HTTP API listening');
 
-    const writer = new RecordWriter(database.db, log, { retryAfterSeconds: 5, stateChanges });
+    const writer = new RecordWriter(database.db, log, { stateChanges });
     // Collectors queue and retry on "unavailable"; a closed port would look like a dead hub.
     const gated: RecordSink = {
-      write: (records) => (status.migrated ? writer.write(records) : Promise.reject(new StoreUnavailableError(status.notReadyMessage(), 5))),
+      write: (records) =>
+        status.migrated ? writer.write(records) : Promise.reject(new StoreUnavailableError(status.notReadyMessage(), RETRY_LATER_SECONDS)),
     };
-    const otlp = new OtlpSource(
-      {
-        host: config.listenHost,
-        grpcPort: config.otlpGrpcPort,
-        httpPort: config.otlpHttpPort,
-        maxRequestBytes: config.maxRequestSize,
-        limits: {
-          maxRecordsPerRequest: config.maxRecordsPerRequest,
-          maxAttributes: config.maxAttributes,
-          maxAttributeValueLength: config.maxAttributeValueLength,
-        },
-        tokens: config.ingestToken,
-        tls,
-        decodeMemoryBytes: overrides.decodeMemoryBytes,
-        maxConcurrentWrites: Math.max(1, config.dbPoolSize - 2),
-        maxQueuedWrites: 64,
-        shutdownDeadlineMs: config.shutdownTimeout,
-      },
-      metrics,
-      log,
-    );
-    await otlp.start(gated, abort.signal);
-    cleanup.push(() => otlp.stop());
+    const otlp = new OtlpSource(otlpOptionsFrom(config, { tls, decodeMemoryBytes: overrides.decodeMemoryBytes }), metrics, log);
+    await startSource(otlp, gated);
     const ports = { http: api.port, otlpGrpc: otlp.ports.grpc, otlpHttp: otlp.ports.http };
     await lock?.describe(ports);
 
     // Set once the database is migrated (below); the pollers read Secrets through the watcher's client.
     let readSecret: SecretReader | undefined;
     let kube: KubeSource | undefined;
-    const pollers = new ResourceGraphPollerPool({
-      sink: writer,
-      db: database.db,
-      connect: async (source) =>
-        overrides.resourceGraphQuery?.(source) ??
-        (await createResourceGraphQuery(await credentialFor(source, process.env, readSecret), config.armEndpoint, log)),
-      metrics: createResourceGraphMetrics(metrics.registry),
-      log,
-      clock,
-    });
-    cleanup.push(() => pollers.stopAll());
+    const pollers = resourceGraphPool(config, { db: database.db, metrics, log, clock }, overrides, () => readSecret);
 
     // The rest needs the schema: it waits for the database, however long that takes.
     const ready = (async (): Promise<void> => {
       await migrateWithRetry(database, status, log, abort.signal);
       await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder }, clock());
       status.markMigrated();
-      const historyMaintenance = scheduleHistoryMaintenance(
-        database.db,
-        { retentionMs: config.historyRetention, clock },
-        log,
-      );
-      cleanup.push(() => historyMaintenance.stop());
-      const rolloutRefresh = scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, metrics, log);
-      cleanup.push(() => rolloutRefresh.stop());
-      const summaryRefresh = scheduleSummaryRefresh(database.db, SUMMARY_REFRESH_MS, clock, metrics, log);
-      cleanup.push(() => summaryRefresh.stop());
+      for (const timer of [
+        scheduleHistoryMaintenance(database.db, { retentionMs: config.historyRetention, clock }, log),
+        scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, metrics, log),
+        scheduleSummaryRefresh(database.db, SUMMARY_REFRESH_MS, clock, metrics, log),
+      ]) {
+        cleanup.push(() => timer.stop());
+      }
 
-      const kubeConfig = overrides.kubeConfig ?? (await loadKubeConfig(config.kube, process.env));
-      // The Kubernetes client is loaded only when there is a cluster to watch.
-      const kubeModules =
-        kubeConfig === undefined
-          ? undefined
-          : await Promise.all([import('./sources/kube/kube-source.ts'), import('./sources/kube/secret-reader.ts')]);
-      readSecret = kubeConfig === undefined || kubeModules === undefined ? undefined : kubeModules[1].kubeSecretReader(kubeConfig);
-      kube =
-        kubeConfig === undefined || kubeModules === undefined
-          ? undefined
-          : new kubeModules[0].KubeSource(
-              kubeConfig,
-              {
-                namespaces: config.kubeNamespaces,
-                resyncMs: config.kubeResync,
-                // A third of stale-after: two confirmations may fail before a held resource turns stale.
-                confirmEveryMs: Math.min(config.kubeResync, config.staleAfter / 3),
-                clock,
-                leaseNamespace: config.leaderElectionNamespace ?? ownNamespace() ?? 'default',
-                leaseName: config.leaderElectionLease,
-                leaseDurationMs: overrides.leaseDurationMs ?? 15_000,
-                retryPeriodMs: overrides.leaseRetryPeriodMs ?? 2_000,
-                ...(overrides.identity === undefined ? {} : { identity: overrides.identity }),
-              },
-              pollers,
-              log,
-            );
-      if (kube !== undefined) {
-        const source = kube;
-        await source.start(writer, abort.signal);
-        cleanup.push(() => source.stop());
-      } else {
-        log.info({ kube: config.kube }, 'CRD watcher off: no kubeconfig or in-cluster service account');
-      }
-      // Sources from --arg-config poll on every replica that has the file (no leader election).
-      for (const source of config.argConfig === undefined ? [] : await loadArgConfig(config.argConfig)) {
-        pollers.upsert(source, (pollStatus) =>
-          (pollStatus.ready ? log.info.bind(log) : log.warn.bind(log))({ source: source.name, ...pollStatus }, 'Resource Graph poll'),
-        );
-      }
+      const kubeSide = await kubeSideOf(config, clock, overrides, pollers, log);
+      readSecret = kubeSide?.readSecret;
+      kube = kubeSide?.source;
+      if (kube === undefined) log.info({ kube: config.kube }, 'CRD watcher off: no kubeconfig or in-cluster service account');
+      // The pollers first: the watcher adds its resources' pollers to them (and stops before them).
+      for (const source of [pollers, kube]) if (source !== undefined) await startSource(source, writer);
     })();
     starting = ready;
     // A hub that cannot start its sources stops, rather than listen without storing anything.
@@ -292,8 +189,8 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
       },
       resourceGraph: pollers,
       databaseUrl,
-      embeddedPostgres: embedded,
-      psql,
+      embeddedPostgres: server?.embedded,
+      psql: server?.psql,
       database,
       ready: readyOrStopped,
       stop: stopAll,
@@ -302,6 +199,75 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
     await stopAll();
     throw error;
   }
+}
+
+/** The HTTP API, the UI and the health and metrics endpoints, on --http-port. */
+async function listenApi(
+  config: HubConfig,
+  deps: Pick<ApiDeps, 'db' | 'metrics' | 'log' | 'database' | 'stateChanges' | 'shutdown' | 'clock'>,
+  tls: TlsFiles | undefined,
+  unhealthy: ApiDeps['unhealthy'],
+): Promise<HttpListener> {
+  const app = createApiApp({ ...deps, unhealthy, staleAfterMs: config.staleAfter, maxWaitMs: config.maxWait, apiTokens: config.apiToken });
+  const api = await listenHttp(app, config.listenHost, config.httpPort, tls);
+  deps.log.info(
+    { port: api.port, tls: tls !== undefined, apiToken: config.apiToken !== undefined, ingestToken: config.ingestToken !== undefined },
+    'HTTP API listening',
+  );
+  return api;
+}
+
+/** The Resource Graph pollers; `readSecret` is the watcher's, once there is one (secretRef credentials). */
+function resourceGraphPool(
+  config: HubConfig,
+  deps: { readonly db: Database['db']; readonly metrics: HubMetrics; readonly log: Logger; readonly clock: () => Date },
+  overrides: HubOverrides,
+  readSecret: () => SecretReader | undefined,
+): ResourceGraphPollerPool {
+  return new ResourceGraphPollerPool(
+    {
+      db: deps.db,
+      connect: async (source) =>
+        overrides.resourceGraphQuery?.(source) ??
+        (await createResourceGraphQuery(await credentialFor(source, process.env, readSecret()), config.armEndpoint, deps.log)),
+      metrics: createResourceGraphMetrics(deps.metrics.registry),
+      log: deps.log,
+      clock: deps.clock,
+    },
+    config.argConfig,
+  );
+}
+
+async function lockDataDir(dataDir: string, log: Logger): Promise<DataDirLock> {
+  return await DataDirLock.acquire(dataDir, (previous) => log.warn({ previous }, 'taking over the data directory from a hub that is gone'));
+}
+
+/** The embedded PostgreSQL, kept running by its supervisor (restarted when it stops unexpectedly). */
+async function startEmbeddedServer(
+  config: HubConfig,
+  metrics: HubMetrics,
+  log: Logger,
+): Promise<{ embedded: EmbeddedPostgres; supervisor: PostgresSupervisor; psql: string }> {
+  const embedded = embeddedPostgresFor(config, log);
+  const supervisor = new PostgresSupervisor(embedded, { restartTimeoutMs: config.embeddedPgRestartTimeout, ...createSupervisorMetrics(metrics.registry) }, log);
+  await supervisor.start();
+  const psql = `psql ${shownEmbeddedUrl(embedded.url, config.embeddedPgPassword)}`;
+  log.info({ psql }, 'embedded PostgreSQL: connect with this connection string');
+  return { embedded, supervisor, psql };
+}
+
+/** The Kubernetes side when there is a cluster to watch; its module (and client) is loaded only then. */
+async function kubeSideOf(
+  config: HubConfig,
+  clock: () => Date,
+  overrides: HubOverrides,
+  pollers: ResourceGraphPollerPool,
+  log: Logger,
+): Promise<KubeSide | undefined> {
+  const kubeConfig = overrides.kubeConfig ?? (await loadKubeConfig(config.kube, process.env));
+  if (kubeConfig === undefined) return undefined;
+  const { kubeSideFor } = await import('./sources/kube/kube-side.ts');
+  return kubeSideFor(kubeConfig, config, clock, overrides, pollers, log);
 }
 
 /**
@@ -339,11 +305,11 @@ async function closeDatabaseBy(database: Database, deadline: number, log: Logger
 
 /**
  * Migrations wait for an unreachable database (it may still be starting, or be down for a while)
- * instead of failing; meanwhile the hub answers with the reason. Capped at 5 s between attempts,
- * so that the hub is ready soon after the database is.
+ * instead of failing; meanwhile the hub answers with the reason. Spaced by the retry policy, so
+ * that the hub is ready soon after the database is.
  */
 async function migrateWithRetry(database: Database, status: DatabaseStatus, log: Logger, signal: AbortSignal): Promise<void> {
-  for (let delay = 500; ; delay = Math.min(delay * 2, 5_000)) {
+  for (const delay of backoffDelaysMs(500)) {
     const { applied, error } = await migrateToLatest(database.db);
     if (error === undefined) {
       log.info({ applied }, applied.length > 0 ? 'database migrated' : 'database schema up to date');

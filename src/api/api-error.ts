@@ -5,6 +5,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from '../log/logger.ts';
 import { isDatabaseUnavailable, StoreUnavailableError } from '../store/store-errors.ts';
 import type { DatabaseStatus } from '../store/database-status.ts';
+import { RETRY_LATER_SECONDS } from '../store/retry-policy.ts';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -27,7 +28,7 @@ export function handleApiError(log: Logger, database: DatabaseStatus) {
     if (error instanceof ApiError) return c.json(errorBody(error.code, error.message), error.status);
     if (error instanceof HTTPException) return c.json(errorBody('http_error', error.message), error.status);
     if (error instanceof StoreUnavailableError || isDatabaseUnavailable(error)) {
-      c.header('retry-after', '5');
+      c.header('retry-after', String(RETRY_LATER_SECONDS));
       return c.json(errorBody('database_unavailable', database.unreachableMessage(error)), 503);
     }
     log.error({ err: error, path: c.req.path }, 'request failed');

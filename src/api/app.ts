@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import { bearerAuth } from '../security/bearer-auth.ts';
+import { RETRY_LATER_SECONDS } from '../store/retry-policy.ts';
 import { errorBody, handleApiError } from './api-error.ts';
 import { apiDocsRoutes } from './api-docs.ts';
 import { type HealthDeps, healthRoutes } from './health-routes.ts';
@@ -49,7 +50,7 @@ export function createApiApp(deps: ApiDeps): Hono {
   // Until the schema is migrated the reports have no tables to read: say why, as a retryable 503.
   app.use('/api/v1/*', async (c, next) => {
     if (!deps.database.migrated) {
-      c.header('retry-after', '5');
+      c.header('retry-after', String(RETRY_LATER_SECONDS));
       return c.json(errorBody('not_ready', deps.database.notReadyMessage()), 503);
     }
     await next();

@@ -4,6 +4,7 @@
 // through a symlink, which file watchers on the file's path do not see.
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
+import type { HubConfig } from '../config/config.ts';
 import type { Logger } from '../log/logger.ts';
 
 export interface TlsIdentity {
@@ -14,6 +15,9 @@ export interface TlsIdentity {
 export class TlsFilesError extends Error {
   override readonly name = 'TlsFilesError';
 }
+
+/** How often the files are looked at for a renewed certificate (cert-manager renews them in place). */
+const REFRESH_MS = 60_000;
 
 export class TlsFiles {
   readonly #certFile: string;
@@ -28,6 +32,19 @@ export class TlsFiles {
     this.#keyFile = keyFile;
     this.#identity = identity;
     this.#log = log;
+  }
+
+  /**
+   * The hub's certificate and key when --tls-cert-file and --tls-key-file are set, looked at for a
+   * renewal every `refreshMs` (default a minute); undefined without them.
+   */
+  static async fromConfig(
+    config: Pick<HubConfig, 'tlsCertFile' | 'tlsKeyFile'>,
+    log: Logger,
+    refreshMs = REFRESH_MS,
+  ): Promise<TlsFiles | undefined> {
+    if (config.tlsCertFile === undefined || config.tlsKeyFile === undefined) return undefined;
+    return await TlsFiles.load({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile }, refreshMs, log);
   }
 
   /** Reads and checks both files; an unreadable or mismatched pair stops start-up, naming the file. */

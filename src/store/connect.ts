@@ -8,10 +8,13 @@ import type { HubDatabase } from './database-schema.ts';
 export interface DatabaseOptions {
   readonly url: string;
   readonly poolSize: number;
-  /** How long to wait for a connection before giving up (the database is then "unavailable"). */
-  readonly connectTimeoutMs: number;
-  readonly applicationName: string;
+  /** How long to wait for a connection before giving up (the database is then "unavailable"); default 5 s. */
+  readonly connectTimeoutMs?: number;
+  /** What pg_stat_activity shows (default kalypso-hub). */
+  readonly applicationName?: string;
 }
+
+const CONNECT_TIMEOUT_MS = 5_000;
 
 export interface Database {
   readonly db: Kysely<HubDatabase>;
@@ -30,9 +33,9 @@ export function connectDatabase(options: DatabaseOptions, log: Logger): Database
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize,
-    connectionTimeoutMillis: options.connectTimeoutMs,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
-    application_name: options.applicationName,
+    application_name: options.applicationName ?? 'kalypso-hub',
     types: typeParsers,
   });
   // An idle client whose server went away emits 'error' on the pool; unhandled, it would crash

@@ -24,12 +24,13 @@ import { type ResolvedDescriptor, writeDesiredState } from './write-desired-stat
 import { type ResolvedStateReport, writeRealState } from './write-real-state.ts';
 import { writeFluxObjects } from './write-flux-objects.ts';
 import { writeRemovals } from './write-removals.ts';
+import { FAILED_WRITE_WAIT_FACTOR, RETRY_LATER_SECONDS } from './retry-policy.ts';
 
 const MAX_ATTEMPTS = 5;
 
 export interface RecordWriterOptions {
-  /** Seconds a client is asked to wait when the database is unavailable. */
-  readonly retryAfterSeconds: number;
+  /** Seconds a client is asked to wait when the database is unavailable (default: the retry policy's). */
+  readonly retryAfterSeconds?: number;
   /** Told which manifests endpoints changed after each commit. */
   readonly stateChanges?: StateChanges;
   /** The clock; tests pin it. */
@@ -78,14 +79,14 @@ export class RecordWriter implements RecordSink {
       }
     } catch (error) {
       if (isDatabaseUnavailable(error)) {
-        throw new StoreUnavailableError(`database unavailable: ${(error as Error).message}`, this.#options.retryAfterSeconds, {
+        throw new StoreUnavailableError(`database unavailable: ${(error as Error).message}`, this.#options.retryAfterSeconds ?? RETRY_LATER_SECONDS, {
           cause: error,
         });
       }
       // Not the input's fault (the normalizer vouched for it) and not an outage: a defect or a
       // database in trouble. Collectors must keep the data, so this too asks them to retry.
       this.#log.error({ err: error }, 'storing records failed');
-      throw new StoreUnavailableError(`storing records failed: ${(error as Error).message}`, this.#options.retryAfterSeconds * 4, {
+      throw new StoreUnavailableError(`storing records failed: ${(error as Error).message}`, (this.#options.retryAfterSeconds ?? RETRY_LATER_SECONDS) * FAILED_WRITE_WAIT_FACTOR, {
         cause: error,
         outage: false,
       });

@@ -8,6 +8,7 @@ import type { TlsFiles } from '../../security/tls-files.ts';
 import { decodeLogsProtobuf } from './decode-protobuf.ts';
 import type { ExportOutcome, LogsExport } from './logs-export.ts';
 import { LOGS_EXPORT_PATH, otlpTypes } from './otlp-proto.ts';
+import { RETRY_LATER_SECONDS } from '../../store/retry-policy.ts';
 
 export interface GrpcReceiverOptions {
   readonly host: string;
@@ -56,7 +57,7 @@ export class GrpcReceiver {
         .then((outcome) => answer(outcome, callback))
         .catch((error: unknown) => {
           log.error({ err: error }, 'OTLP/gRPC export failed');
-          answer({ kind: 'unavailable', retryAfterSeconds: 5, message: 'internal error; retry later' }, callback);
+          answer({ kind: 'unavailable', retryAfterSeconds: RETRY_LATER_SECONDS, message: 'internal error; retry later' }, callback);
         });
     };
     this.#server.addService(logsService, { Export: handler });

@@ -7,6 +7,7 @@ import type { Logger } from '../../log/logger.ts';
 import { bearerAuth } from '../../security/bearer-auth.ts';
 import { encodingFor, mediaTypeOf, type OtlpHttpEncoding } from './http-encodings.ts';
 import type { ExportOutcome, LogsExport } from './logs-export.ts';
+import { RETRY_LATER_SECONDS } from '../../store/retry-policy.ts';
 import { BodyEncodingError, BodyTooLargeError, readBody, SUPPORTED_ENCODINGS } from './read-body.ts';
 
 export interface HttpReceiverOptions {
@@ -111,7 +112,7 @@ const exportLogs =
       return answer(c, await logsExport.export('http', { bytes: body.length, encoding: encoding.name }, () => encoding.decode(body)));
     } catch (error) {
       log.error({ err: error }, 'OTLP/HTTP export failed');
-      return answer(c, { kind: 'unavailable', retryAfterSeconds: 5, message: 'internal error; retry later' });
+      return answer(c, { kind: 'unavailable', retryAfterSeconds: RETRY_LATER_SECONDS, message: 'internal error; retry later' });
     }
   };
 

@@ -1,4 +1,5 @@
 // The OTLP receiver as one Source: gRPC and HTTP listeners over one shared export pipeline.
+import type { HubConfig } from '../../config/config.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { OtlpLimits } from '../../normalize/otlp-limits.ts';
 import { type HubMetrics, registerDecodeMemoryMetrics } from '../../metrics/hub-metrics.ts';
@@ -19,6 +20,11 @@ import { LogsExport } from './logs-export.ts';
  */
 const MAX_RECORDS_PER_GROUP = 2_000;
 
+/** Batches allowed to wait for a turn to write before the hub answers "overloaded, retry later". */
+const MAX_QUEUED_WRITES = 64;
+/** Pool connections left to the API and the timers (refreshes, partitions) while ingest writes. */
+const CONNECTIONS_KEPT_FROM_INGEST = 2;
+
 export interface OtlpSourceOptions {
   readonly host: string;
   readonly grpcPort: number;
@@ -34,6 +40,30 @@ export interface OtlpSourceOptions {
   readonly maxConcurrentWrites: number;
   readonly maxQueuedWrites: number;
   readonly shutdownDeadlineMs: number;
+}
+
+/** The receiver's options from the hub's settings; `tls` and `decodeMemoryBytes` come from the hub. */
+export function otlpOptionsFrom(
+  config: HubConfig,
+  from: { readonly tls: TlsFiles | undefined; readonly decodeMemoryBytes: number | undefined },
+): OtlpSourceOptions {
+  return {
+    host: config.listenHost,
+    grpcPort: config.otlpGrpcPort,
+    httpPort: config.otlpHttpPort,
+    maxRequestBytes: config.maxRequestSize,
+    limits: {
+      maxRecordsPerRequest: config.maxRecordsPerRequest,
+      maxAttributes: config.maxAttributes,
+      maxAttributeValueLength: config.maxAttributeValueLength,
+    },
+    tokens: config.ingestToken,
+    tls: from.tls,
+    decodeMemoryBytes: from.decodeMemoryBytes,
+    maxConcurrentWrites: Math.max(1, config.dbPoolSize - CONNECTIONS_KEPT_FROM_INGEST),
+    maxQueuedWrites: MAX_QUEUED_WRITES,
+    shutdownDeadlineMs: config.shutdownTimeout,
+  };
 }
 
 export class OtlpSource implements Source {

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../../log/logger.ts';
 import type { EmbeddedPostgres } from './embedded-postgres.ts';
+import { backoffDelaysMs } from '../retry-policy.ts';
 
 export interface SupervisorOptions {
   /** How long the server may stay down before the hub calls itself unhealthy. */
@@ -29,7 +30,6 @@ export function createSupervisorMetrics(registry: Registry): Pick<SupervisorOpti
 }
 
 const FIRST_RETRY_MS = 250;
-const MAX_RETRY_MS = 5_000;
 
 export class PostgresSupervisor {
   readonly #server: EmbeddedPostgres;
@@ -75,7 +75,8 @@ export class PostgresSupervisor {
   }
 
   async #recover(): Promise<void> {
-    for (let delay = FIRST_RETRY_MS; !this.#stop.signal.aborted; delay = Math.min(delay * 2, MAX_RETRY_MS)) {
+    for (const delay of backoffDelaysMs(FIRST_RETRY_MS)) {
+      if (this.#stop.signal.aborted) return;
       try {
         await this.#server.start();
         const downMs = Date.now() - (this.#down?.since ?? Date.now());

@@ -1,0 +1,28 @@
+// The hub's Kubernetes side, in one module that the hub imports only when it has a cluster to
+// watch (so a hub without one never loads the Kubernetes client): the CRD watcher, and the Secret
+// reader that AzureResourceGraph secretRefs need.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { HubConfig } from '../../config/config.ts';
+import type { Logger } from '../../log/logger.ts';
+import type { ResourceGraphPollers, SecretReader } from '../resource-graph/resource-graph-pollers.ts';
+import { type KubeOverrides, kubeOptionsFrom, KubeSource } from './kube-source.ts';
+import { kubeSecretReader } from './secret-reader.ts';
+
+export interface KubeSide {
+  readonly source: KubeSource;
+  readonly readSecret: SecretReader;
+}
+
+export function kubeSideFor(
+  kubeConfig: KubeConfig,
+  config: HubConfig,
+  clock: () => Date,
+  overrides: KubeOverrides,
+  pollers: ResourceGraphPollers,
+  log: Logger,
+): KubeSide {
+  return {
+    source: new KubeSource(kubeConfig, kubeOptionsFrom(config, clock, overrides), pollers, log),
+    readSecret: kubeSecretReader(kubeConfig),
+  };
+}
