@@ -45,12 +45,15 @@ export class RecordWriter implements RecordSink {
   readonly #evidence = new RecordedEvidence();
   readonly #log: Logger;
   readonly #options: RecordWriterOptions;
+  /** Seconds a client is asked to wait when the database is unavailable. */
+  readonly #retryAfterSeconds: number;
 
   constructor(db: Kysely<HubDatabase>, log: Logger, options: RecordWriterOptions) {
     this.#db = db;
     this.#ids = new DimensionIds(db);
     this.#log = log;
     this.#options = options;
+    this.#retryAfterSeconds = options.retryAfterSeconds ?? RETRY_LATER_SECONDS;
   }
 
   async write(records: readonly NormalizedRecord[]): Promise<WriteSummary> {
@@ -79,14 +82,14 @@ export class RecordWriter implements RecordSink {
       }
     } catch (error) {
       if (isDatabaseUnavailable(error)) {
-        throw new StoreUnavailableError(`database unavailable: ${(error as Error).message}`, this.#options.retryAfterSeconds ?? RETRY_LATER_SECONDS, {
+        throw new StoreUnavailableError(`database unavailable: ${(error as Error).message}`, this.#retryAfterSeconds, {
           cause: error,
         });
       }
       // Not the input's fault (the normalizer vouched for it) and not an outage: a defect or a
       // database in trouble. Collectors must keep the data, so this too asks them to retry.
       this.#log.error({ err: error }, 'storing records failed');
-      throw new StoreUnavailableError(`storing records failed: ${(error as Error).message}`, (this.#options.retryAfterSeconds ?? RETRY_LATER_SECONDS) * FAILED_WRITE_WAIT_FACTOR, {
+      throw new StoreUnavailableError(`storing records failed: ${(error as Error).message}`, this.#retryAfterSeconds * FAILED_WRITE_WAIT_FACTOR, {
         cause: error,
         outage: false,
       });

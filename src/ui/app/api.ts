@@ -1,5 +1,6 @@
 // The web UI reads the public /api/v1 only. The answers' types come from the API's own zod schemas
 // (src/api/v1/answer-types.ts), so the UI cannot read a field the API does not send.
+import type { ApiErrorBody } from '../../api/v1/answer-types.ts';
 import { askForApiToken, storedApiToken } from './sign-in.ts';
 
 export type {
@@ -39,7 +40,7 @@ export async function getJson<T>(path: string, params: Record<string, string | u
     headers: token === null ? {} : { authorization: `Bearer ${token}` },
   });
   if (response.status === 401) askForApiToken(token !== null);
-  const body = (await response.json()) as T | { error?: { message?: string } };
-  if (!response.ok) throw new ApiFailure(response.status, (body as { error?: { message?: string } }).error?.message ?? response.statusText);
+  const body = (await response.json()) as unknown;
+  if (!response.ok) throw new ApiFailure(response.status, (body as Partial<ApiErrorBody>).error?.message ?? response.statusText);
   return body as T;
 }
