@@ -23,6 +23,6 @@ export async function loadArgConfig(file: string): Promise<ResourceGraphSourceSp
     names.add(name);
     const parsed = parseResourceGraphSpec(name.trim(), entry, `[${index}]`);
     if (!parsed.ok) throw new ConfigError(`invalid --arg-config ${file}: ${parsed.reason}`);
-    return parsed.source;
+    return parsed.value;
   });
 }

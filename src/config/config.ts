@@ -2,9 +2,10 @@
 // that names the setting and where it came from.
 import { parseArgs } from 'node:util';
 import { describeArgvError } from './argv-errors.ts';
+import type { Result } from '../model/result.ts';
 import { type Setting, SETTINGS, type SettingName } from './settings.ts';
 
-type SettingValue<S> = S extends { parse: (text: string) => infer R } ? Exclude<R, { readonly invalid: string }> : never;
+type SettingValue<S> = S extends { parse: (text: string) => Result<infer T> } ? T : never;
 export type HubConfig = { readonly [K in SettingName]: SettingValue<(typeof SETTINGS)[K]> };
 
 export class ConfigError extends Error {
@@ -42,11 +43,11 @@ export function resolveConfig(argv: readonly string[], env: NodeJS.ProcessEnv): 
       continue;
     }
     const parsed = setting.parse(raw);
-    if (typeof parsed === 'object' && parsed !== null && 'invalid' in parsed) {
+    if (!parsed.ok) {
       const shown = setting.secret === true ? '(hidden)' : JSON.stringify(raw);
-      throw new ConfigError(`invalid ${source}: ${String(parsed.invalid)} (got ${shown})`);
+      throw new ConfigError(`invalid ${source}: ${parsed.reason} (got ${shown})`);
     }
-    config[name] = parsed;
+    config[name] = parsed.value;
   }
   if ((config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
     throw new ConfigError('--tls-cert-file and --tls-key-file go together: set both, or neither for plain text');

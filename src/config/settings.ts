@@ -2,6 +2,7 @@
 // text is checked. Precedence, everywhere: command-line flag > KALYPSO_* variable > generic
 // variable (DATABASE_URL) > default.
 import { LOG_FORMATS, LOG_LEVELS } from '../log/logger.ts';
+import { ok, refused, type Result } from '../model/result.ts';
 import { FIELD_LIMITS } from '../normalize/field-reader.ts';
 import { DEFAULT_OTLP_LIMITS } from '../normalize/otlp-limits.ts';
 import { formatDuration, parseDuration, parseSize } from './units.ts';
@@ -25,7 +26,7 @@ export interface Setting<T> {
   readonly default: T;
   /** Shown in help and in the README's configuration table. */
   readonly description: string;
-  readonly parse: (text: string) => T | { readonly invalid: string };
+  readonly parse: (text: string) => Result<T>;
   /** The default as users would write it. */
   readonly shownDefault?: string;
   /** Secret values are never printed. */
@@ -34,61 +35,61 @@ export interface Setting<T> {
   readonly boolean?: true;
 }
 
-const port = (text: string): number | { invalid: string } => {
+const port = (text: string): Result<number> => {
   const value = Number(text);
-  return /^\d+$/.test(text.trim()) && value <= 65_535 ? value : { invalid: 'must be a port number from 0 to 65535' };
+  return /^\d+$/.test(text.trim()) && value <= 65_535 ? ok(value) : refused('must be a port number from 0 to 65535');
 };
-const positiveInteger = (text: string): number | { invalid: string } =>
-  /^\d+$/.test(text.trim()) && Number(text) > 0 ? Number(text) : { invalid: 'must be a positive integer' };
-const duration = (text: string): number | { invalid: string } => {
+const positiveInteger = (text: string): Result<number> =>
+  /^\d+$/.test(text.trim()) && Number(text) > 0 ? ok(Number(text)) : refused('must be a positive integer');
+const duration = (text: string): Result<number> => {
   const value = parseDuration(text);
-  return value !== undefined && value > 0 ? value : { invalid: 'must be a duration such as 30s, 15m or 1h' };
+  return value !== undefined && value > 0 ? ok(value) : refused('must be a duration such as 30s, 15m or 1h');
 };
-const retention = (text: string): number | { invalid: string } => {
-  if (text.trim() === '0') return 0;
+const retention = (text: string): Result<number> => {
+  if (text.trim() === '0') return ok(0);
   const value = parseDuration(text);
-  return value !== undefined && value >= 86_400_000 ? value : { invalid: 'must be 0 (keep forever) or a duration of at least 1d, such as 400d' };
+  return value !== undefined && value >= 86_400_000 ? ok(value) : refused('must be 0 (keep forever) or a duration of at least 1d, such as 400d');
 };
-const size = (text: string): number | { invalid: string } => {
+const size = (text: string): Result<number> => {
   const value = parseSize(text);
-  return value !== undefined && value > 0 ? value : { invalid: 'must be a size such as 64MiB or 1048576' };
+  return value !== undefined && value > 0 ? ok(value) : refused('must be a size such as 64MiB or 1048576');
 };
-const text = (value: string): string | { invalid: string } => (value.trim() === '' ? { invalid: 'must not be empty' } : value.trim());
-const optionalText = (value: string): string | undefined => (value.trim() === '' ? undefined : value.trim());
+const text = (value: string): Result<string> => (value.trim() === '' ? refused('must not be empty') : ok(value.trim()));
+const optionalText = (value: string): Result<string | undefined> => ok(value.trim() === '' ? undefined : value.trim());
 // Several tokens, comma-separated, let a token be rotated without a moment when clients fail.
-const tokens = (value: string): readonly string[] | undefined => {
+const tokens = (value: string): Result<readonly string[] | undefined> => {
   const list = value.split(',').map((token) => token.trim()).filter((token) => token !== '');
-  return list.length === 0 ? undefined : list;
+  return ok(list.length === 0 ? undefined : list);
 };
-const postgresUrl = (value: string): string | undefined | { invalid: string } => {
-  if (value.trim() === '') return undefined;
+const postgresUrl = (value: string): Result<string | undefined> => {
+  if (value.trim() === '') return ok(undefined);
   try {
     const url = new URL(value.trim());
     return url.protocol === 'postgres:' || url.protocol === 'postgresql:'
-      ? value.trim()
-      : { invalid: 'must be a postgres:// or postgresql:// URL' };
+      ? ok(value.trim())
+      : refused('must be a postgres:// or postgresql:// URL');
   } catch {
-    return { invalid: 'must be a postgres:// URL' };
+    return refused('must be a postgres:// URL');
   }
 };
 // Environment names as the normalizer stores them (trimmed, at most 253 characters), so that a
 // name in the setting can match an environment the hub has seen. A duplicate would give one
 // environment two places, so it is refused rather than resolved silently.
-const environmentOrder = (value: string): readonly string[] | { invalid: string } => {
-  if (value.trim() === '') return [];
+const environmentOrder = (value: string): Result<readonly string[]> => {
+  if (value.trim() === '') return ok([]);
   const names = value.split(',').map((name) => name.trim());
-  if (names.includes('')) return { invalid: 'must be environment names separated by commas, none empty' };
-  if (names.some((name) => name.length > FIELD_LIMITS.name)) return { invalid: `environment names are at most ${FIELD_LIMITS.name} characters` };
+  if (names.includes('')) return refused('must be environment names separated by commas, none empty');
+  if (names.some((name) => name.length > FIELD_LIMITS.name)) return refused(`environment names are at most ${FIELD_LIMITS.name} characters`);
   const duplicate = names.find((name, index) => names.indexOf(name) !== index);
-  if (duplicate !== undefined) return { invalid: `environment ${JSON.stringify(duplicate)} is listed twice` };
-  return names;
+  if (duplicate !== undefined) return refused(`environment ${JSON.stringify(duplicate)} is listed twice`);
+  return ok(names);
 };
 const oneOf =
   <T extends string>(values: readonly T[]) =>
-  (value: string): T | { invalid: string } =>
+  (value: string): Result<T> =>
     values.includes(value.trim().toLowerCase() as T)
-      ? (value.trim().toLowerCase() as T)
-      : { invalid: `must be one of ${values.join(', ')}` };
+      ? ok(value.trim().toLowerCase() as T)
+      : refused(`must be one of ${values.join(', ')}`);
 
 export const SETTINGS = {
   databaseUrl: {
@@ -311,7 +312,7 @@ export const SETTINGS = {
     env: ['KALYPSO_KUBE_NAMESPACES'],
     default: [],
     description: 'Namespaces to watch, comma-separated (Flux Kustomizations are read from the same ones). Empty: all.',
-    parse: (value: string) => value.split(',').map((name) => name.trim()).filter((name) => name !== ''),
+    parse: (value: string) => ok(value.split(',').map((name) => name.trim()).filter((name) => name !== '')),
     shownDefault: '(all)',
   } satisfies Setting<readonly string[]>,
   kubeResync: {
@@ -359,9 +360,9 @@ export const SETTINGS = {
     parse: (value: string) => {
       try {
         const url = new URL(value.trim());
-        return url.protocol === 'https:' ? value.trim().replace(/\/+$/, '') : { invalid: 'must be an https:// URL' };
+        return url.protocol === 'https:' ? ok(value.trim().replace(/\/+$/, '')) : refused('must be an https:// URL');
       } catch {
-        return { invalid: 'must be an https:// URL' };
+        return refused('must be an https:// URL');
       }
     },
   } satisfies Setting<string>,
@@ -373,10 +374,10 @@ export const SETTINGS = {
     description: 'Feed a demo fleet through the hub’s own OTLP receiver on start, and keep it moving.',
     parse: (value: string) =>
       ['true', '1', 'yes', 'on'].includes(value.trim().toLowerCase())
-        ? true
+        ? ok(true)
         : ['false', '0', 'no', 'off', ''].includes(value.trim().toLowerCase())
-          ? false
-          : { invalid: 'must be true or false' },
+          ? ok(false)
+          : refused('must be true or false'),
     boolean: true,
   } satisfies Setting<boolean>,
   logLevel: {

@@ -5,7 +5,8 @@ import { canonicalCommitId } from '../model/commit-id.ts';
 import { DEFAULT_STORAGE_TYPE, type DesiredStateRecord } from '../model/deployment-records.ts';
 import { manifestsOf } from '../model/manifests-endpoint.ts';
 import { describeType, FIELD_LIMITS, FieldReader } from './field-reader.ts';
-import { accepted, type Normalized, rejected } from './normalize-result.ts';
+import { ok, refused } from '../model/result.ts';
+import type { Normalized } from './normalize-result.ts';
 
 export interface DescriptorContext {
   /** How the spec is named in error messages: `body` for log records, `spec` for resources. */
@@ -20,7 +21,7 @@ export interface DescriptorContext {
   readonly assignedAt: Date;
 }
 
-export function normalizeDescriptorSpec(spec: unknown, context: DescriptorContext): Normalized {
+export function normalizeDescriptorSpec(spec: unknown, context: DescriptorContext): Normalized<DesiredStateRecord> {
   const read = new FieldReader();
   const at = (path: string): string => `${context.prefix}.${path}`;
   const map = (value: unknown, path: string): Record<string, unknown> => {
@@ -64,8 +65,8 @@ export function normalizeDescriptorSpec(spec: unknown, context: DescriptorContex
   const commit = outsideCommit ?? specCommit;
   if (commit === undefined) read.fail(`${context.commitField} (or ${at('deploymentTarget.manifests.commit')})`, 'is missing');
 
-  if (read.problem !== undefined || commit === undefined) return rejected(read.problem ?? 'commit is missing');
-  return accepted<DesiredStateRecord>({
+  if (read.problem !== undefined || commit === undefined) return refused(read.problem ?? 'commit is missing');
+  return ok<DesiredStateRecord>({
     kind: 'desired-state',
     workspace: workspaceName,
     application: applicationName,

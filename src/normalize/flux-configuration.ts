@@ -10,6 +10,7 @@
 import type { DeploymentStatus, RealStateRecord } from '../model/deployment-records.ts';
 import type { ClusterLiveness } from './azure-clusters.ts';
 import { FIELD_LIMITS, FieldReader } from './field-reader.ts';
+import type { Normalized } from './normalize-result.ts';
 import { type Field, normalizeRealState } from './real-state.ts';
 
 export interface TargetReference {
@@ -114,9 +115,9 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date, liveness?: Cl
     compliance: unknown;
     message: string;
     since: Date;
-  }): RealStateRecord | string => {
+  }): Normalized<RealStateRecord> => {
     const compliance = typeof fieldsOf.compliance === 'string' ? fieldsOf.compliance.trim().toLowerCase() : undefined;
-    const outcome = normalizeRealState({
+    return normalizeRealState({
       host: { name: `${where}: id`, value: cluster },
       hostType: { name: 'host type', value: 'k8s-cluster' },
       reconcilerName: { name: `${where}: reconciler name`, value: fieldsOf.reconciler },
@@ -128,7 +129,6 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date, liveness?: Cl
       message: fieldsOf.message,
       observedAt: fieldsOf.since,
     });
-    return outcome.ok && outcome.record.kind === 'real-state' ? outcome.record : outcome.ok ? 'unexpected record' : outcome.reason;
   };
 
   // The configuration itself: an `arc` reconciler applying the repository at its first kustomization's path.
@@ -149,8 +149,8 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date, liveness?: Cl
     message: new FieldReader().message(problems.join('; ')),
     since: updatedAt,
   });
-  if (typeof configuration === 'string') return { ...mapping, rejected: configuration };
-  mapping.records.push(configuration);
+  if (!configuration.ok) return { ...mapping, rejected: configuration.reason };
+  mapping.records.push(configuration.value);
 
   // Every Kustomization the configuration reports on: a `flux` reconciler.
   const ownPaths = new Map(kustomizations.map(([key, value]) => [`${name}-${key}`, map(value)['path']]));
@@ -172,8 +172,8 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date, liveness?: Cl
         branch: field('gitRepository.repositoryRef.branch', branch),
         path: field(`kustomizations path of ${statusName}`, ownPaths.get(statusName) ?? ''),
       });
-      if (typeof built === 'string') mapping.ignored.push(built);
-      else mapping.records.push(built);
+      if (built.ok) mapping.records.push(built.value);
+      else mapping.ignored.push(built.reason);
       continue;
     }
     const target = targetOfKustomization(statusName);
@@ -185,7 +185,7 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date, liveness?: Cl
       target,
       complete: (endpoint) => {
         const built = build({ name: 'deployment target endpoint', value: endpoint });
-        return typeof built === 'string' ? [] : confirmedAt([built], aliveAt);
+        return built.ok ? confirmedAt([built.value], aliveAt) : [];
       },
     });
   }

@@ -6,6 +6,7 @@ import type { DeploymentStatus, RealStateRecord } from '../model/deployment-reco
 import type { FluxObjectRecord, GitRepositoryFacts, KustomizationFacts } from '../model/flux-objects.ts';
 import { manifestsOf } from '../model/manifests-endpoint.ts';
 import { FIELD_LIMITS, FieldReader } from './field-reader.ts';
+import { ok, refused } from '../model/result.ts';
 import type { Normalized } from './normalize-result.ts';
 
 const WATCH_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED']);
@@ -78,8 +79,8 @@ export function normalizeFluxObject(attribute: (key: string) => unknown, body: u
       },
     };
   }
-  if (read.problem !== undefined) return { ok: false, reason: read.problem };
-  return { ok: true, record: { kind: 'flux-object', cluster, objectKind: objectKind!, namespace, name, facts, observedAt } };
+  if (read.problem !== undefined) return refused(read.problem);
+  return ok<FluxObjectRecord>({ kind: 'flux-object', cluster, objectKind: objectKind!, namespace, name, facts, observedAt });
 }
 
 /** Flux's Ready reasons that mean "still working", not "failed". */

@@ -4,6 +4,8 @@ import type { KubeObject } from '../sources/kube/kube-objects.ts';
 import { parseDuration } from '../config/units.ts';
 import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
 import { describeType, FieldReader } from './field-reader.ts';
+import type { DesiredStateRecord, RealStateRecord } from '../model/deployment-records.ts';
+import { ok, refused, type Result } from '../model/result.ts';
 import type { Normalized } from './normalize-result.ts';
 import { type Field, normalizeRealState } from './real-state.ts';
 
@@ -42,16 +44,16 @@ export function declaresHeartbeat(object: KubeObject): boolean {
 }
 
 /** A `Reconciler` resource → real state, validated like an OTLP report but naming spec fields. */
-export function normalizeReconcilerResource(object: KubeObject, receivedAt: Date): Normalized {
+export function normalizeReconcilerResource(object: KubeObject, receivedAt: Date): Normalized<RealStateRecord> {
   const spec = map(object.spec);
   const deployment = map(spec['deployment']);
   const field = (name: string, value: unknown): Field => ({ name: `spec.${name}`, value });
   if (object.spec !== undefined && typeof object.spec !== 'object') {
-    return { ok: false, reason: `spec must be a map, got ${describeType(object.spec)}` };
+    return refused(`spec must be a map, got ${describeType(object.spec)}`);
   }
   const heartbeat = spec['lastHeartbeatTime'];
   if (heartbeat !== undefined && (typeof heartbeat !== 'string' || Number.isNaN(Date.parse(heartbeat)))) {
-    return { ok: false, reason: `spec.lastHeartbeatTime must be an RFC 3339 time such as 2026-01-02T15:04:05Z (got ${JSON.stringify(heartbeat)})` };
+    return refused(`spec.lastHeartbeatTime must be an RFC 3339 time such as 2026-01-02T15:04:05Z (got ${JSON.stringify(heartbeat)})`);
   }
   return normalizeRealState({
     host: field('hostName', spec['hostName']),
@@ -84,10 +86,11 @@ export function descriptorCommitSource(object: KubeObject): DescriptorCommitSour
   return { kind: 'kustomization', namespace: labels[KUSTOMIZATION_NAMESPACE_LABEL] ?? object.metadata.namespace ?? '', name };
 }
 
-/** What a Flux Kustomization says about when it applied its `status.lastAppliedRevision`. */
-export type KustomizationApplied =
-  | { readonly kind: 'applied'; readonly revision: string; readonly at: Date }
-  | { readonly kind: 'pending'; readonly reason: string };
+/** When a Flux Kustomization applied its `status.lastAppliedRevision`. */
+export interface KustomizationApplied {
+  readonly revision: string;
+  readonly at: Date;
+}
 
 interface Condition {
   readonly type?: unknown;
@@ -107,20 +110,20 @@ interface Condition {
  *   Kustomization has not reported yet: its revision would name the previous commit. It is pending
  *   until the Kustomization reports (at the latest, its next interval).
  */
-export function kustomizationAppliedAt(kustomization: KubeObject, descriptor: KubeObject, now: Date): KustomizationApplied {
+export function kustomizationAppliedAt(kustomization: KubeObject, descriptor: KubeObject, now: Date): Result<KustomizationApplied> {
   const status = map(kustomization.status);
   const revision = typeof status['lastAppliedRevision'] === 'string' && status['lastAppliedRevision'] !== '' ? status['lastAppliedRevision'] : undefined;
   const name = `${kustomization.metadata.namespace ?? ''}/${kustomization.metadata.name ?? ''}`;
-  if (revision === undefined) return { kind: 'pending', reason: `waiting for status.lastAppliedRevision of Kustomization ${name}` };
+  if (revision === undefined) return refused(`waiting for status.lastAppliedRevision of Kustomization ${name}`);
   const conditions = Array.isArray(status['conditions']) ? (status['conditions'] as Condition[]) : [];
   const ready = conditions.find((condition) => condition?.type === 'Ready');
   const since = typeof ready?.lastTransitionTime === 'string' ? new Date(ready.lastTransitionTime) : undefined;
-  if (since === undefined || Number.isNaN(since.getTime())) return { kind: 'applied', revision, at: now };
+  if (since === undefined || Number.isNaN(since.getTime())) return ok({ revision, at: now });
   const written = lastWriteTime(descriptor);
   if (written !== undefined && written > since) {
-    return { kind: 'pending', reason: `waiting for Kustomization ${name} to report the revision that changed this descriptor` };
+    return refused(`waiting for Kustomization ${name} to report the revision that changed this descriptor`);
   }
-  return { kind: 'applied', revision, at: ready?.status === 'True' && since < now ? since : now };
+  return ok({ revision, at: ready?.status === 'True' && since < now ? since : now });
 }
 
 /**
@@ -129,9 +132,9 @@ export function kustomizationAppliedAt(kustomization: KubeObject, descriptor: Ku
  */
 export function normalizeDescriptorResource(
   object: KubeObject,
-  kustomization: { readonly revision: string; readonly at: Date } | undefined,
+  kustomization: KustomizationApplied | undefined,
   receivedAt: Date,
-): Normalized {
+): Normalized<DesiredStateRecord> {
   const source = descriptorCommitSource(object);
   const commitField =
     source.kind === 'kustomization'
@@ -174,7 +177,7 @@ export function parseResourceGraphSpec(
   name: string,
   spec: unknown,
   prefix = 'spec',
-): { ok: true; source: ResourceGraphSourceSpec } | { ok: false; reason: string } {
+): Result<ResourceGraphSourceSpec> {
   const read = new FieldReader();
   const fields = map(spec);
   const at = (field: string) => `${prefix}.${field}`;
@@ -208,10 +211,8 @@ export function parseResourceGraphSpec(
   const credentials = [managedIdentity, secretName, secretFile].filter((value) => value !== undefined).length;
   if (credentials > 1) read.fail(at('managedIdentity'), 'cannot be combined with secretRef or clientSecretFile: choose one credential');
   if (secretFile !== undefined && clientId === undefined) read.fail(at('clientId'), 'is required with clientSecretFile');
-  if (read.problem !== undefined) return { ok: false, reason: read.problem };
-  return {
-    ok: true,
-    source: {
+  if (read.problem !== undefined) return refused(read.problem);
+  return ok({
       name,
       subscriptions,
       tenant,
@@ -223,7 +224,6 @@ export function parseResourceGraphSpec(
           : secretFile !== undefined
             ? { kind: 'client-secret-file', clientId: clientId!, secretFile }
             : { kind: 'managed-identity', clientId: managedIdentity },
-      intervalMs: intervalMs!,
-    },
-  };
+    intervalMs: intervalMs!,
+  });
 }

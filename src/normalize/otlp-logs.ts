@@ -5,6 +5,7 @@ import type { KeyValues, LogRecordWire, LogsRequestWire } from '../sources/otlp/
 import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
 import { type AttributeLookup, normalizeStateReport } from './deployment-state-report.ts';
 import { isFluxObjectRecord, normalizeFluxObject } from './k8sobjects.ts';
+import { refused } from '../model/result.ts';
 import type { Normalized } from './normalize-result.ts';
 import { attributeLimitProblem, DEFAULT_OTLP_LIMITS, type OtlpLimits } from './otlp-limits.ts';
 
@@ -36,7 +37,7 @@ export function normalizeLogsRequest(request: LogsRequestWire, receivedAt: Date,
       scopeLogs.logRecords.forEach((record, l) => {
         const outcome = normalizeLogRecord(resourceLogs.resourceAttributes, record, receivedAt, limits, resourceProblem);
         if (outcome === undefined) ignored += 1;
-        else if (outcome.ok) records.push(outcome.record);
+        else if (outcome.ok) records.push(outcome.value);
         else {
           rejections.push({
             position: `resource_logs[${r}].scope_logs[${s}].log_records[${l}]`,
@@ -63,17 +64,17 @@ export function normalizeLogRecord(
   if (!fluxObject && kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor) return undefined;
   // Limits hold for the records the hub reads; ordinary logs are ignored whatever they carry.
   const limitProblem = resourceProblem ?? attributeLimitProblem(record.attributes, 'record', limits);
-  if (limitProblem !== undefined) return { ok: false, reason: `${fluxObject ? 'k8sobjects record' : (kind as string)}: ${limitProblem}` };
+  if (limitProblem !== undefined) return refused(`${fluxObject ? 'k8sobjects record' : (kind as string)}: ${limitProblem}`);
   const observedAt = recordTime(record, receivedAt);
   // The k8sobjects receiver puts the object's name in event.name: tell its records by shape.
   if (fluxObject) {
     const outcome = normalizeFluxObject(attribute, record.body, observedAt);
-    return outcome.ok ? outcome : { ok: false, reason: `k8sobjects record: ${outcome.reason}` };
+    return outcome.ok ? outcome : refused(`k8sobjects record: ${outcome.reason}`);
   }
   switch (kind) {
     case RECORD_KINDS.state: {
       const outcome = normalizeStateReport(attribute, record.body, observedAt);
-      return outcome.ok ? outcome : { ok: false, reason: `${RECORD_KINDS.state}: ${outcome.reason}` };
+      return outcome.ok ? outcome : refused(`${RECORD_KINDS.state}: ${outcome.reason}`);
     }
     case RECORD_KINDS.descriptor: {
       const outcome = normalizeDescriptorSpec(descriptorBody(record.body), {
@@ -82,7 +83,7 @@ export function normalizeLogRecord(
         commitField: attribute('vcs.ref.head.revision') === undefined && attribute('kalypso.gitops.commit_id') !== undefined ? 'kalypso.gitops.commit_id' : 'vcs.ref.head.revision',
         assignedAt: observedAt,
       });
-      return outcome.ok ? outcome : { ok: false, reason: `${RECORD_KINDS.descriptor}: ${outcome.reason}` };
+      return outcome.ok ? outcome : refused(`${RECORD_KINDS.descriptor}: ${outcome.reason}`);
     }
     default:
       return undefined;

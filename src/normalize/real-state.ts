@@ -11,7 +11,8 @@ import {
 } from '../model/deployment-records.ts';
 import { manifestsOf, normalizeManifestsEndpoint } from '../model/manifests-endpoint.ts';
 import { FIELD_LIMITS, FieldReader } from './field-reader.ts';
-import { accepted, type Normalized, rejected } from './normalize-result.ts';
+import { ok, refused } from '../model/result.ts';
+import type { Normalized } from './normalize-result.ts';
 
 export interface Field {
   /** The field's name in its source, e.g. `kalypso.reconciler.name` or `spec.hostName`. */
@@ -42,7 +43,7 @@ const STATUS_ALIASES: Readonly<Record<string, DeploymentStatus>> = {
   pending: 'in_progress',
 };
 
-export function normalizeRealState(fields: RealStateFields): Normalized {
+export function normalizeRealState(fields: RealStateFields): Normalized<RealStateRecord> {
   const read = new FieldReader();
   const text = (field: Field, max?: number) => read.requiredString(field.name, field.value, max);
   const hostName = text(fields.host);
@@ -63,8 +64,8 @@ export function normalizeRealState(fields: RealStateFields): Normalized {
   const status = read.optionalEnum(fields.status.name, fields.status.value, DEPLOYMENT_STATUSES, STATUS_ALIASES) ?? 'in_progress';
   const statusMessage = read.message(fields.message);
 
-  if (read.problem !== undefined) return rejected(read.problem);
-  return accepted<RealStateRecord>({
+  if (read.problem !== undefined) return refused(read.problem);
+  return ok<RealStateRecord>({
     kind: 'real-state',
     host: { name: hostName, type: hostType },
     reconciler: { name: reconcilerName, type: reconcilerType },

@@ -28,7 +28,7 @@ const NOW = new Date('2026-11-20T10:00:00Z');
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
 
 function expectValidOutcome(outcome: Normalized, fieldNames: RegExp): void {
-  if (outcome.ok) expectStorable(outcome.record);
+  if (outcome.ok) expectStorable(outcome.value);
   else {
     expect(typeof outcome.reason).toBe('string');
     expect(outcome.reason, outcome.reason).toMatch(fieldNames);
@@ -100,8 +100,8 @@ describe('Kubernetes custom resources', () => {
       fc.property(mutationsOf(resourceGraph), (mutated) => {
         const parsed = parseResourceGraphSpec('kalypso/arg', mutated);
         if (parsed.ok) {
-          expect(parsed.source.subscriptions.length).toBeGreaterThan(0);
-          expect(parsed.source.intervalMs).toBeGreaterThanOrEqual(5_000);
+          expect(parsed.value.subscriptions.length).toBeGreaterThan(0);
+          expect(parsed.value.intervalMs).toBeGreaterThanOrEqual(5_000);
         } else expect(parsed.reason).toMatch(/^spec\./);
       }),
       { numRuns: RUNS },

@@ -91,7 +91,7 @@ describe('samples', () => {
     const outcome = normalizeDescriptorResource(sample, { revision: 'dev@sha1:4f6e2a9c1d3b5e7f9a0b2c4d6e8f0a1b3c5d7e9f', at: now }, now);
     expect(outcome).toMatchObject({
       ok: true,
-      record: {
+      value: {
         kind: 'desired-state',
         environment: 'dev',
         deploymentTarget: { name: 'functional-test', manifests: { endpoint: 'https://github.com/kaizentm/hello-world-gitops/dev/functional-test' } },
@@ -104,7 +104,7 @@ describe('samples', () => {
   it('the reconciler sample becomes real state', async () => {
     expect(normalizeReconcilerResource(await load('samples/reconciler.yaml'), now)).toMatchObject({
       ok: true,
-      record: {
+      value: {
         kind: 'real-state',
         host: { name: 'drone', type: 'edge-device' },
         reconciler: { name: 'flux-system/hello-world', type: 'flux' },
@@ -123,14 +123,14 @@ describe('samples', () => {
       },
       now,
     );
-    expect(outcome).toMatchObject({ ok: true, record: { reconciler: { name: 'kalypso-rg-flux-hello-world', type: 'flux' } } });
+    expect(outcome).toMatchObject({ ok: true, value: { reconciler: { name: 'kalypso-rg-flux-hello-world', type: 'flux' } } });
   });
 
   it('the AzureResourceGraph sample is a valid poll source', async () => {
     const sample = await load('samples/azureresourcegraph.yaml');
     expect(parseResourceGraphSpec('kalypso-system/contoso-dev', sample.spec)).toEqual({
       ok: true,
-      source: {
+      value: {
         name: 'kalypso-system/contoso-dev',
         subscriptions: ['7be1b9e7-57ca-47ff-b5ab-82e7ccb8c611'],
         tenant: '16b3c013-d300-468d-ac64-7eda0820b6d3',

@@ -37,28 +37,28 @@ function descriptor(at: string): KubeObject {
 describe('kustomizationAppliedAt', () => {
   it('takes the Ready transition of a Kustomization that applied the revision after the descriptor changed', () => {
     const applied = kustomizationAppliedAt(kustomization({ lastAppliedRevision: revision, conditions: [ready('True', '2026-11-23T11:30:05Z')] }), descriptor('2026-11-23T11:30:02Z'), NOW);
-    expect(applied).toEqual({ kind: 'applied', revision, at: new Date('2026-11-23T11:30:05Z') });
+    expect(applied).toEqual({ ok: true, value: { revision, at: new Date('2026-11-23T11:30:05Z') } });
   });
 
   it('waits when the descriptor changed after the Kustomization last reported: its revision is the previous commit', () => {
     const applied = kustomizationAppliedAt(kustomization({ lastAppliedRevision: revision, conditions: [ready('Unknown', '2026-11-23T11:40:00Z')] }), descriptor('2026-11-23T11:40:01Z'), NOW);
-    expect(applied).toMatchObject({ kind: 'pending', reason: 'waiting for Kustomization flux-system/descriptors to report the revision that changed this descriptor' });
+    expect(applied).toMatchObject({ ok: false, reason: 'waiting for Kustomization flux-system/descriptors to report the revision that changed this descriptor' });
   });
 
   it('takes its own first sight when Ready is not True (reconciling, failing) or there are no conditions', () => {
     const reconciling = kustomization({ lastAppliedRevision: revision, conditions: [ready('Unknown', '2026-11-23T11:50:00Z')] });
-    expect(kustomizationAppliedAt(reconciling, descriptor('2026-11-23T11:00:00Z'), NOW)).toEqual({ kind: 'applied', revision, at: NOW });
-    expect(kustomizationAppliedAt(kustomization({ lastAppliedRevision: revision }), descriptor('2026-11-23T11:00:00Z'), NOW)).toEqual({ kind: 'applied', revision, at: NOW });
+    expect(kustomizationAppliedAt(reconciling, descriptor('2026-11-23T11:00:00Z'), NOW)).toEqual({ ok: true, value: { revision, at: NOW } });
+    expect(kustomizationAppliedAt(kustomization({ lastAppliedRevision: revision }), descriptor('2026-11-23T11:00:00Z'), NOW)).toEqual({ ok: true, value: { revision, at: NOW } });
   });
 
   it('never takes a time from the future of the hub’s clock', () => {
     const ahead = kustomization({ lastAppliedRevision: revision, conditions: [ready('True', '2026-11-23T12:05:00Z')] });
-    expect(kustomizationAppliedAt(ahead, descriptor('2026-11-23T11:00:00Z'), NOW)).toEqual({ kind: 'applied', revision, at: NOW });
+    expect(kustomizationAppliedAt(ahead, descriptor('2026-11-23T11:00:00Z'), NOW)).toEqual({ ok: true, value: { revision, at: NOW } });
   });
 
   it('waits for a revision the Kustomization has not applied yet', () => {
     expect(kustomizationAppliedAt(kustomization({ conditions: [ready('False', '2026-11-23T11:00:00Z')] }), descriptor('2026-11-23T10:00:00Z'), NOW)).toMatchObject({
-      kind: 'pending',
+      ok: false,
       reason: 'waiting for status.lastAppliedRevision of Kustomization flux-system/descriptors',
     });
   });

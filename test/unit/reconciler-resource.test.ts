@@ -36,6 +36,6 @@ describe('Reconciler resources', () => {
       ]),
       new Date('2026-11-23T00:00:00Z'),
     );
-    expect(outcome.ok && outcome.record.kind === 'real-state' && outcome.record.observedAt.toISOString()).toBe('2026-11-20T09:07:01.000Z');
+    expect(outcome.ok && outcome.value.observedAt.toISOString()).toBe('2026-11-20T09:07:01.000Z');
   });
 });

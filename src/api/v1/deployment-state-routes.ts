@@ -60,7 +60,7 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     }
     const resolved = await resolveCommit(deps.db, scope, query.commit);
     if (!resolved.ok) throw new ApiError(400, 'invalid_parameter', `commit: ${resolved.reason}`);
-    const { commit } = resolved;
+    const commit = resolved.value;
     const read = (): Promise<RolloutState | EnvironmentRolloutState> =>
       'endpoint' in scope
         ? rolloutGateReport(deps.db, reportContext(deps), scope.endpoint, commit)

@@ -246,7 +246,7 @@ export class KubeController {
     let applied: { revision: string; at: Date } | undefined;
     if (kustomizationKey !== undefined && kustomization !== undefined) {
       const reported = kustomizationAppliedAt(kustomization, object, now);
-      if (reported.kind === 'pending') {
+      if (!reported.ok) {
         // A descriptor at fault says so at once; a valid one waits for the Kustomization's report.
         const valid = normalizeDescriptorResource(object, { revision: 'pending', at: now }, now);
         const condition = valid.ok
@@ -255,12 +255,12 @@ export class KubeController {
         return { key, object, record: undefined, condition };
       }
       const known = this.#appliedAt.get(kustomizationKey);
-      applied = known?.revision === reported.revision ? known : { revision: reported.revision, at: reported.at };
+      applied = known?.revision === reported.value.revision ? known : reported.value;
       this.#appliedAt.set(kustomizationKey, applied);
     }
     const outcome = normalizeDescriptorResource(object, applied, now);
-    if (outcome.ok && outcome.record.kind === 'desired-state') {
-      const { record } = outcome;
+    if (outcome.ok) {
+      const record = outcome.value;
       return {
         key,
         object,
@@ -273,7 +273,7 @@ export class KubeController {
         statusFields: { gitOpsCommitId: record.commitId },
       };
     }
-    const reason = outcome.ok ? 'unexpected record' : outcome.reason;
+    const reason = outcome.reason;
     // Valid but for the commit: the Kustomization has not applied (or not reported) a revision yet.
     const waiting =
       source.kind !== 'spec' && normalizeDescriptorResource(object, { revision: 'pending', at: now }, now).ok
@@ -296,8 +296,8 @@ export class KubeController {
 
   #reconciler(key: string, object: KubeObject, now: Date): Outcome {
     const outcome = normalizeReconcilerResource(object, now);
-    if (outcome.ok && outcome.record.kind === 'real-state') {
-      const { record } = outcome;
+    if (outcome.ok) {
+      const record = outcome.value;
       return {
         key,
         object,
@@ -305,7 +305,7 @@ export class KubeController {
         condition: { ready: true, reason: 'Recorded', message: `${record.status} at ${record.commitId} recorded for ${record.host.name}` },
       };
     }
-    return { key, object, record: undefined, condition: { ready: false, reason: 'Invalid', message: outcome.ok ? 'unexpected record' : outcome.reason } };
+    return { key, object, record: undefined, condition: { ready: false, reason: 'Invalid', message: outcome.reason } };
   }
 
   /**
@@ -374,13 +374,13 @@ export class KubeController {
     const previous = this.#tombstones.get(key);
     if (previous === undefined) return undefined;
     const outcome = normalizeReconcilerResource(previous, now);
-    if (!outcome.ok || outcome.record.kind !== 'real-state') {
+    if (!outcome.ok) {
       this.#tombstones.delete(key);
       return undefined;
     }
     this.#stored.delete(`reconciler:${key}`);
     this.#confirmedAt.delete(`reconciler:${key}`);
-    return { kind: 'reconciler-removed', host: outcome.record.host.name, reconciler: outcome.record.reconciler.name, removedAt: now };
+    return { kind: 'reconciler-removed', host: outcome.value.host.name, reconciler: outcome.value.reconciler.name, removedAt: now };
   }
 
   async #removePoller(key: string): Promise<void> {
@@ -408,7 +408,7 @@ export class KubeController {
       return;
     }
     this.#graphPollers.add(key);
-    this.#pollers.upsert(parsed.source, (status) =>
+    this.#pollers.upsert(parsed.value, (status) =>
       write(
         { ready: status.ready, reason: status.reason, message: status.message },
         {

@@ -4,6 +4,7 @@
 // accepted too; anything that is not hex (a tag) is taken as it is.
 import { type Kysely, sql } from 'kysely';
 import { canonicalCommitId } from '../../model/commit-id.ts';
+import { ok, refused, type Result } from '../../model/result.ts';
 import type { HubDatabase } from '../database-schema.ts';
 
 export const MIN_COMMIT_PREFIX = 7;
@@ -13,11 +14,9 @@ const CANDIDATES_NAMED = 10;
 
 export type CommitScope = { readonly endpoint: string } | { readonly environment: string };
 
-export type CommitResolution = { readonly ok: true; readonly commit: string } | { readonly ok: false; readonly reason: string };
-
-export async function resolveCommit(db: Kysely<HubDatabase>, scope: CommitScope, input: string): Promise<CommitResolution> {
+export async function resolveCommit(db: Kysely<HubDatabase>, scope: CommitScope, input: string): Promise<Result<string>> {
   const commit = canonicalCommitId(input);
-  if (FULL.test(commit) || !HEX.test(commit)) return { ok: true, commit };
+  if (FULL.test(commit) || !HEX.test(commit)) return ok(commit);
   const endpoints =
     'endpoint' in scope
       ? sql`SELECT p.peer_id FROM manifests_endpoint e JOIN endpoint_peer p ON p.endpoint_id = e.id WHERE e.endpoint = ${scope.endpoint}`
@@ -32,16 +31,15 @@ export async function resolveCommit(db: Kysely<HubDatabase>, scope: CommitScope,
      ORDER BY x.commit = ${commit} DESC, x.commit
      LIMIT ${CANDIDATES_NAMED + 1}`.execute(db);
   const candidates = found.rows.map((row) => row.commit);
-  if (candidates[0] === commit) return { ok: true, commit };
+  if (candidates[0] === commit) return ok(commit);
   if (commit.length < MIN_COMMIT_PREFIX) {
-    return { ok: false, reason: `${JSON.stringify(input)} is too short: give the full commit or at least ${MIN_COMMIT_PREFIX} hex digits` };
+    return refused(`${JSON.stringify(input)} is too short: give the full commit or at least ${MIN_COMMIT_PREFIX} hex digits`);
   }
   const where = 'endpoint' in scope ? `on ${scope.endpoint}` : `in environment ${scope.environment}`;
-  if (candidates.length === 1) return { ok: true, commit: candidates[0]! };
-  if (candidates.length === 0) return { ok: false, reason: `no commit the hub has seen ${where} starts with ${commit}` };
+  if (candidates.length === 1) return ok(candidates[0]!);
+  if (candidates.length === 0) return refused(`no commit the hub has seen ${where} starts with ${commit}`);
   const named = candidates.slice(0, CANDIDATES_NAMED).join(', ');
-  return {
-    ok: false,
-    reason: `${commit} is ambiguous ${where}: it starts ${candidates.length > CANDIDATES_NAMED ? `more than ${CANDIDATES_NAMED} commits, among them` : `${candidates.length} commits:`} ${named}`,
-  };
+  return refused(
+    `${commit} is ambiguous ${where}: it starts ${candidates.length > CANDIDATES_NAMED ? `more than ${CANDIDATES_NAMED} commits, among them` : `${candidates.length} commits:`} ${named}`,
+  );
 }
