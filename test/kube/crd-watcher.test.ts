@@ -1,7 +1,7 @@
 // The CRD watcher against a stand-in API server speaking the real protocol to the real
 // @kubernetes/client-node: resources reach PostgreSQL, statuses come back, and the watch
 // survives dropped connections and expired resource versions.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
@@ -139,6 +139,43 @@ describe('DeploymentDescriptor', () => {
     expect(await assignments('target-via-flux')).toEqual([{ version: '0.0.1', commit: HEX2 }]);
     const object = await waitFor(() => (ready(api.get(DEPLOYMENT_DESCRIPTORS, 'dev', 'via-flux'))?.status === 'True' ? api.get(DEPLOYMENT_DESCRIPTORS, 'dev', 'via-flux') : undefined), 'Ready=True');
     expect(object.status.gitOpsCommitId).toBe(HEX2);
+  });
+
+  it('follows the Kustomization its labels name now, after they are changed to another one', async () => {
+    const [first, second] = [`ks-${randomUUID().slice(0, 8)}`, `ks-${randomUUID().slice(0, 8)}`];
+    const name = `relabelled-${randomUUID().slice(0, 8)}`;
+    const [firstCommit, secondCommit] = [randomBytes(20).toString('hex'), randomBytes(20).toString('hex')];
+    const labels = (kustomization: string) => ({ 'kustomize.toolkit.fluxcd.io/name': kustomization, 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' });
+    for (const kustomization of [first, second]) {
+      api.apply(FLUX_KUSTOMIZATIONS, { metadata: { name: kustomization, namespace: 'flux-system' }, spec: { path: './', sourceRef: { kind: 'GitRepository', name: 'gitops' } } }, 'flux');
+    }
+    const message = () => ready(api.get(DEPLOYMENT_DESCRIPTORS, 'dev', name))?.message as string | undefined;
+    api.apply(DEPLOYMENT_DESCRIPTORS, descriptor(name, { labels: labels(first) }));
+    await waitFor(() => message()?.endsWith(`Kustomization flux-system/${first}`), 'waiting for the first');
+    clock += 1_000;
+    api.apply(DEPLOYMENT_DESCRIPTORS, descriptor(name, { labels: labels(second) }));
+    await waitFor(() => message()?.endsWith(`Kustomization flux-system/${second}`), 'waiting for the second');
+
+    // The first one's news, taken on its own: the descriptor no longer follows it.
+    api.setStatus(FLUX_KUSTOMIZATIONS, 'flux-system', first, { lastAppliedRevision: `dev@sha1:${firstCommit}` }, 'kustomize-controller');
+    await hub.kube!.controller!.idle();
+    expect(await assignments(`target-${name}`)).toEqual([]);
+    clock += 1_000;
+    api.setStatus(FLUX_KUSTOMIZATIONS, 'flux-system', second, { lastAppliedRevision: `dev@sha1:${secondCommit}` }, 'kustomize-controller');
+    await waitFor(async () => (await assignments(`target-${name}`)).length > 0, 'the assignment');
+    expect(await assignments(`target-${name}`)).toEqual([{ version: '0.0.1', commit: secondCommit }]);
+    expect(ready(api.get(DEPLOYMENT_DESCRIPTORS, 'dev', name))).toMatchObject({ status: 'True', reason: 'Recorded' });
+  });
+
+  it('names the commit fields of a descriptor that has neither a commit nor a Kustomization', async () => {
+    const name = `no-commit-${randomUUID().slice(0, 8)}`;
+    api.apply(DEPLOYMENT_DESCRIPTORS, descriptor(name));
+    expect(await waitFor(() => ready(api.get(DEPLOYMENT_DESCRIPTORS, 'dev', name)), 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Invalid',
+      message: expect.stringMatching(/^the labels kustomize\.toolkit\.fluxcd\.io\/name and .* \(or spec\.deploymentTarget\.manifests\.commit\) is missing$/),
+    });
+    expect(await assignments(`target-${name}`)).toEqual([]);
   });
 
   it('while its Kustomization is still applying, says a descriptor at fault is invalid rather than waiting', async () => {

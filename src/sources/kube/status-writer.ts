@@ -3,11 +3,13 @@
 // the status subresource; skipped when nothing would change, so the watch event our own write
 // causes does not lead to another write.
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { PollReason } from '../resource-graph/resource-graph-pollers.ts';
 import type { KubeObject, ResourceType } from './kube-objects.ts';
+import type { ReadyReason } from './ready-reasons.ts';
 
 export interface ReadyCondition {
   readonly ready: boolean;
-  readonly reason: string;
+  readonly reason: ReadyReason | PollReason;
   readonly message: string;
 }
 

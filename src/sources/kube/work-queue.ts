@@ -1,37 +1,40 @@
 // A controller work queue: keys of objects that changed, deduplicated (a key queued ten times is
 // processed once, with the object's latest state), processed in batches, and retried with
-// backoff when processing reports that the store could not take them.
+// backoff when processing reports that the store could not take them. Keys are values of any
+// type; `idOf` says when two are the same key.
 import type { Logger } from '../../log/logger.ts';
 import { Backoff } from './backoff.ts';
 
-export interface WorkQueueOptions {
+export interface WorkQueueOptions<K> {
   readonly batchSize: number;
   /** How long to gather keys before processing a batch. */
   readonly batchDelayMs: number;
+  /** The same text for the same key: what deduplicates. */
+  readonly idOf: (key: K) => string;
 }
 
 /** Processes a batch; returns the keys to retry later. */
-export type ProcessBatch = (keys: readonly string[]) => Promise<readonly string[]>;
+export type ProcessBatch<K> = (keys: readonly K[]) => Promise<readonly K[]>;
 
-export class WorkQueue {
-  readonly #process: ProcessBatch;
-  readonly #options: WorkQueueOptions;
+export class WorkQueue<K> {
+  readonly #process: ProcessBatch<K>;
+  readonly #options: WorkQueueOptions<K>;
   readonly #log: Logger;
   readonly #backoff = new Backoff(500, 30_000);
-  readonly #pending = new Set<string>();
+  readonly #pending = new Map<string, K>();
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = false;
 
-  constructor(process: ProcessBatch, options: WorkQueueOptions, log: Logger) {
+  constructor(process: ProcessBatch<K>, options: WorkQueueOptions<K>, log: Logger) {
     this.#process = process;
     this.#options = options;
     this.#log = log;
   }
 
-  add(key: string): void {
+  add(key: K): void {
     if (this.#stopped) return;
-    this.#pending.add(key);
+    this.#pending.set(this.#options.idOf(key), key);
     this.#schedule(this.#options.batchDelayMs);
   }
 
@@ -65,9 +68,10 @@ export class WorkQueue {
   }
 
   async #runBatch(): Promise<void> {
-    const keys = [...this.#pending].slice(0, this.#options.batchSize);
-    for (const key of keys) this.#pending.delete(key);
-    let retry: readonly string[];
+    const ids = [...this.#pending.keys()].slice(0, this.#options.batchSize);
+    const keys = ids.map((id) => this.#pending.get(id)!);
+    for (const id of ids) this.#pending.delete(id);
+    let retry: readonly K[];
     try {
       retry = await this.#process(keys);
     } catch (error) {
@@ -78,7 +82,7 @@ export class WorkQueue {
       this.#backoff.reset();
       return;
     }
-    for (const key of retry) this.#pending.add(key);
+    for (const key of retry) this.#pending.set(this.#options.idOf(key), key);
     const delay = this.#backoff.next();
     this.#log.warn({ keys: retry.length, retryInMs: delay }, 'will retry');
     await new Promise((resolve) => setTimeout(resolve, delay));

@@ -14,7 +14,7 @@ import { StoreUnavailableError } from '../../store/store-errors.ts';
 import { sleep } from '../kube/backoff.ts';
 import type { RecordSink } from '../source.ts';
 import type { ResourceGraphMetrics } from './resource-graph-metrics.ts';
-import type { PollStatus } from './resource-graph-pollers.ts';
+import { POLL_REASON, type PollStatus } from './resource-graph-pollers.ts';
 import { FLUX_CONFIGURATIONS_QUERY, type ResourceGraphQuery, ThrottledError } from './resource-graph-query.ts';
 
 export interface PollerDeps {
@@ -124,7 +124,7 @@ export class ResourceGraphPoller {
       const outcome = { rows: result.rows.length, reconcilers, removed, requests: result.requests + clusters.requests, ignored };
       this.#onStatus({
         ready: true,
-        reason: 'Polled',
+        reason: POLL_REASON.polled,
         message:
           `${outcome.rows} flux configurations → ${outcome.reconcilers} reconcilers` +
           `${removed > 0 ? `, ${removed} removed` : ''}${ignored.length > 0 ? `; ignored: ${ignored.slice(0, 3).join('; ')}${ignored.length > 3 ? ` (+${ignored.length - 3} more)` : ''}` : ''}`,
@@ -137,15 +137,15 @@ export class ResourceGraphPoller {
       const message = (error as Error).message;
       const reason =
         error instanceof StoreUnavailableError
-          ? 'StoreUnavailable'
+          ? POLL_REASON.storeUnavailable
           : error instanceof ThrottledError
-            ? 'Throttled'
+            ? POLL_REASON.throttled
             : /authenticat|credential|token|AADSTS|identity/i.test(`${(error as Error).name} ${message}`)
-              ? 'AuthenticationFailed'
-              : 'PollFailed';
+              ? POLL_REASON.authenticationFailed
+              : POLL_REASON.pollFailed;
       this.#log.warn({ reason, err: message }, 'Resource Graph poll failed');
       // A failed credential may be fixed by a new secret: build it afresh next time.
-      if (reason === 'AuthenticationFailed') this.#query = undefined;
+      if (reason === POLL_REASON.authenticationFailed) this.#query = undefined;
       this.#onStatus({ ready: false, reason, message });
       throw error;
     }

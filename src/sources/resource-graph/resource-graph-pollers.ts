@@ -2,10 +2,22 @@
 // reconfigured and stopped by `AzureResourceGraph` resources (or by --arg-config entries).
 import type { ResourceGraphSourceSpec } from '../../normalize/kube-resources.ts';
 
+/** Why a poll went as it did: the reason of its resource's Ready condition. */
+export const POLL_REASON = {
+  polled: 'Polled',
+  storeUnavailable: 'StoreUnavailable',
+  throttled: 'Throttled',
+  /** The credential was refused; it is built afresh (from a new secret, maybe) for the next poll. */
+  authenticationFailed: 'AuthenticationFailed',
+  pollFailed: 'PollFailed',
+} as const;
+
+export type PollReason = (typeof POLL_REASON)[keyof typeof POLL_REASON];
+
 /** The outcome of a source's latest poll, written to its resource's Ready condition. */
 export interface PollStatus {
   readonly ready: boolean;
-  readonly reason: string;
+  readonly reason: PollReason;
   readonly message: string;
   readonly lastPollTime?: Date;
   readonly rowsSeen?: number;
