@@ -11,42 +11,52 @@ import { BoundedCache } from './bounded-cache.ts';
 import type { HubDatabase } from './database-schema.ts';
 
 type ColumnType = 'text' | 'bigint';
+type ExtraColumnType = ColumnType | 'timestamptz' | 'integer';
 
 export interface DimensionSpec {
   readonly table: string;
   /** The columns of the table's unique key. */
   readonly key: readonly { readonly name: string; readonly type: ColumnType }[];
   /** Further columns set when a row is created (never updated here). */
-  readonly extra?: readonly { readonly name: string; readonly type: ColumnType | 'timestamptz' | 'integer' }[];
+  readonly extra?: readonly { readonly name: string; readonly type: ExtraColumnType }[];
+}
+
+/** A dimension whose table and column names the compiler checks against the Kysely table types. */
+function dimension<T extends keyof HubDatabase>(spec: {
+  readonly table: T;
+  readonly key: readonly { readonly name: keyof HubDatabase[T] & string; readonly type: ColumnType }[];
+  readonly extra?: readonly { readonly name: keyof HubDatabase[T] & string; readonly type: ExtraColumnType }[];
+}): DimensionSpec {
+  return spec;
 }
 
 export type DimensionValue = string | number | Date | null;
 
 export const DIMENSIONS = {
-  workspace: { table: 'workspace', key: [{ name: 'name', type: 'text' }] },
-  application: {
+  workspace: dimension({ table: 'workspace', key: [{ name: 'name', type: 'text' }] }),
+  application: dimension({
     table: 'application',
     key: [
       { name: 'workspace_id', type: 'bigint' },
       { name: 'name', type: 'text' },
     ],
-  },
-  workload: {
+  }),
+  workload: dimension({
     table: 'workload',
     key: [
       { name: 'application_id', type: 'bigint' },
       { name: 'name', type: 'text' },
     ],
-  },
+  }),
   // Inserted in name order like every dimension, so the id says nothing about which came first:
   // first_seen_rank carries the order within the creating write (schema/0009).
-  environment: { table: 'environment', key: [{ name: 'name', type: 'text' }], extra: [{ name: 'first_seen_rank', type: 'integer' }] },
-  manifestsEndpoint: {
+  environment: dimension({ table: 'environment', key: [{ name: 'name', type: 'text' }], extra: [{ name: 'first_seen_rank', type: 'integer' }] }),
+  manifestsEndpoint: dimension({
     table: 'manifests_endpoint',
     key: [{ name: 'endpoint', type: 'text' }],
     extra: [{ name: 'storage_type', type: 'text' }],
-  },
-  host: {
+  }),
+  host: dimension({
     table: 'host',
     key: [{ name: 'name', type: 'text' }],
     extra: [
@@ -54,8 +64,8 @@ export const DIMENSIONS = {
       { name: 'first_seen_at', type: 'timestamptz' },
       { name: 'last_seen_at', type: 'timestamptz' },
     ],
-  },
-  reconciler: {
+  }),
+  reconciler: dimension({
     table: 'reconciler',
     key: [
       { name: 'host_id', type: 'bigint' },
@@ -65,7 +75,7 @@ export const DIMENSIONS = {
       { name: 'type', type: 'text' },
       { name: 'manifests_endpoint_id', type: 'bigint' },
     ],
-  },
+  }),
 } as const satisfies Record<string, DimensionSpec>;
 
 export type DimensionName = keyof typeof DIMENSIONS;

@@ -60,9 +60,11 @@ export async function reconcilersReportedBy(
   db: Kysely<HubDatabase>,
   reportedBy: string,
 ): Promise<{ host: string; reconciler: string }[]> {
-  const rows = await sql<{ host: string; reconciler: string }>`
-    SELECT h.name AS host, r.name AS reconciler
-      FROM reconciler r JOIN host h ON h.id = r.host_id
-     WHERE r.reported_by = ${reportedBy} AND r.removed_at IS NULL`.execute(db);
-  return rows.rows;
+  return db
+    .selectFrom('reconciler as r')
+    .innerJoin('host as h', 'h.id', 'r.host_id')
+    .select(['h.name as host', 'r.name as reconciler'])
+    .where('r.reported_by', '=', reportedBy)
+    .where('r.removed_at', 'is', null)
+    .execute();
 }

@@ -36,50 +36,70 @@ export async function writeDesiredState(
   for (const descriptor of ordered) {
     const { record } = descriptor;
     await updateWorkloadSource(trx, descriptor);
-    const target = await sql<{ id: number }>`
-      INSERT INTO deployment_target (workload_id, environment_id, name, manifests_endpoint_id)
-      VALUES (${descriptor.workloadId}, ${descriptor.environmentId}, ${record.deploymentTarget.name}, ${descriptor.endpointId})
-      ON CONFLICT (workload_id, environment_id, name) DO UPDATE SET name = excluded.name
-      RETURNING id`.execute(trx);
-    const targetId = target.rows[0]!.id;
-    const version = await sql<{ id: number }>`
-      INSERT INTO workload_version (workload_id, version, build, build_commit, build_time)
-      VALUES (${descriptor.workloadId}, ${record.workloadVersion.version}, ${record.workloadVersion.build},
-              ${record.workloadVersion.commit ?? null}, ${record.workloadVersion.buildTime ?? null})
-      ON CONFLICT (workload_id, version, build) DO UPDATE SET
-             build_commit = coalesce(excluded.build_commit, workload_version.build_commit),
-             build_time = coalesce(excluded.build_time, workload_version.build_time)
-      RETURNING id`.execute(trx);
-    const versionId = version.rows[0]!.id;
-    const inserted = await sql<{ id: number }>`
-      INSERT INTO deployment_assignment (deployment_target_id, workload_version_id, gitops_commit_id, assigned_at)
-      VALUES (${targetId}, ${versionId}, ${record.commitId}, ${record.assignedAt})
-      ON CONFLICT (deployment_target_id, gitops_commit_id) DO NOTHING
-      RETURNING id`.execute(trx);
-    if (inserted.rows.length > 0) {
+    // (A no-op update, so that the existing target's id is returned too.)
+    const { id: targetId } = await trx
+      .insertInto('deployment_target')
+      .values({ workload_id: descriptor.workloadId, environment_id: descriptor.environmentId, name: record.deploymentTarget.name, manifests_endpoint_id: descriptor.endpointId })
+      .onConflict((conflict) => conflict.columns(['workload_id', 'environment_id', 'name']).doUpdateSet((eb) => ({ name: eb.ref('excluded.name') })))
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const { id: versionId } = await trx
+      .insertInto('workload_version')
+      .values({
+        workload_id: descriptor.workloadId,
+        version: record.workloadVersion.version,
+        build: record.workloadVersion.build,
+        build_commit: record.workloadVersion.commit ?? null,
+        build_time: record.workloadVersion.buildTime ?? null,
+      })
+      .onConflict((conflict) =>
+        conflict.columns(['workload_id', 'version', 'build']).doUpdateSet((eb) => ({
+          build_commit: eb.fn.coalesce('excluded.build_commit', 'workload_version.build_commit'),
+          build_time: eb.fn.coalesce('excluded.build_time', 'workload_version.build_time'),
+        })),
+      )
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const inserted = await trx
+      .insertInto('deployment_assignment')
+      .values({ deployment_target_id: targetId, workload_version_id: versionId, gitops_commit_id: record.commitId, assigned_at: record.assignedAt })
+      .onConflict((conflict) => conflict.columns(['deployment_target_id', 'gitops_commit_id']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted !== undefined) {
       assignments += 1;
-      await sql`SELECT kalypso_assignment_added(${inserted.rows[0]!.id}::bigint)`.execute(trx);
+      await sql`SELECT kalypso_assignment_added(${inserted.id}::bigint)`.execute(trx);
       // The new rollout, and the one it supersedes: both are refreshed (schema/0008).
       await sql`${queueRolloutRefresh(
         sql`VALUES (${descriptor.endpointId}::bigint, ${record.assignedAt}::timestamptz - interval '1 hour', 'infinity'::timestamptz)`,
       )}`.execute(trx);
     }
     // The assignment as stored: the first delivery of a descriptor defines it.
-    const assignment = await sql<{ id: number; assigned_at: Date }>`
-      SELECT id, assigned_at FROM deployment_assignment
-       WHERE deployment_target_id = ${targetId} AND gitops_commit_id = ${record.commitId}`.execute(trx);
-    const { id: assignmentId, assigned_at: assignedAt } = assignment.rows[0]!;
-    await sql`
-      UPDATE deployment_target t
-         SET current_assignment_id = ${assignmentId}, manifests_endpoint_id = ${descriptor.endpointId}, updated_at = now()
-       WHERE t.id = ${targetId}
-         AND t.current_assignment_id IS DISTINCT FROM ${assignmentId}
-         AND (t.current_assignment_id IS NULL OR EXISTS (
-               SELECT 1 FROM deployment_assignment c
-                WHERE c.id = t.current_assignment_id
-                  AND (c.assigned_at, c.id) < (${assignedAt}::timestamptz, ${assignmentId}::bigint)))`.execute(
-      trx,
-    );
+    const assignment = await trx
+      .selectFrom('deployment_assignment')
+      .select(['id', 'assigned_at'])
+      .where('deployment_target_id', '=', targetId)
+      .where('gitops_commit_id', '=', record.commitId)
+      .executeTakeFirstOrThrow();
+    // The target moves to it only if it is later than the target's current one.
+    await trx
+      .updateTable('deployment_target as t')
+      .set({ current_assignment_id: assignment.id, manifests_endpoint_id: descriptor.endpointId, updated_at: sql`now()` })
+      .where('t.id', '=', targetId)
+      .where('t.current_assignment_id', 'is distinct from', assignment.id)
+      .where((eb) =>
+        eb.or([
+          eb('t.current_assignment_id', 'is', null),
+          eb.exists(
+            eb
+              .selectFrom('deployment_assignment as c')
+              .select(sql.lit(1).as('one'))
+              .whereRef('c.id', '=', 't.current_assignment_id')
+              .where((later) => later(later.refTuple('c.assigned_at', 'c.id'), '<', later.tuple(assignment.assigned_at, assignment.id))),
+          ),
+        ]),
+      )
+      .execute();
   }
   return { assignments };
 }
@@ -87,12 +107,12 @@ export async function writeDesiredState(
 async function updateWorkloadSource(trx: Kysely<HubDatabase>, descriptor: ResolvedDescriptor): Promise<void> {
   const source = descriptor.record.workload.source;
   if (source === undefined) return;
-  await sql`
-    UPDATE workload SET source_repo = ${source.repo}, source_branch = ${source.branch}, source_path = ${source.path}
-     WHERE id = ${descriptor.workloadId}
-       AND (source_repo, source_branch, source_path) IS DISTINCT FROM (${source.repo}, ${source.branch}, ${source.path})`.execute(
-    trx,
-  );
+  await trx
+    .updateTable('workload')
+    .set({ source_repo: source.repo, source_branch: source.branch, source_path: source.path })
+    .where('id', '=', descriptor.workloadId)
+    .where((eb) => eb(eb.refTuple('source_repo', 'source_branch', 'source_path'), 'is distinct from', eb.tuple(source.repo, source.branch, source.path)))
+    .execute();
 }
 
 function compare(a: string, b: string): number {

@@ -223,6 +223,23 @@ describe('RecordWriter', () => {
     expect(await testDb.query('SELECT * FROM deployment_assignment')).toHaveLength(2);
   });
 
+  it('takes the workload source a descriptor names, and keeps a version’s build facts once known', async () => {
+    const path = `apps/${randomUUID().slice(0, 8)}`;
+    const moved = descriptorRecord({ version: '0.0.2', commit: 'c2', at: minute(20) });
+    await writer.write([descriptorRecord({ version: '0.0.1', commit: 'c1', at: minute(10) })]);
+    await writer.write([{ ...moved, workload: { ...moved.workload, source: { repo: 'https://github.com/kaizentm/hello-world', branch: 'release', path } } }]);
+    expect(await testDb.query('SELECT source_repo, source_branch, source_path FROM workload')).toEqual([
+      { source_repo: 'https://github.com/kaizentm/hello-world', source_branch: 'release', source_path: path },
+    ]);
+    const buildTime = new Date(Date.UTC(2026, 10, 19, 23, 25, 5));
+    const withFacts = descriptorRecord({ version: '0.0.1', commit: 'c3', at: minute(30) });
+    await writer.write([{ ...withFacts, workloadVersion: { ...withFacts.workloadVersion, commit: 'ca9ee9d0ff9ec52b998fdcf64e128c84ddd0e661', buildTime } }]);
+    await writer.write([descriptorRecord({ version: '0.0.1', commit: 'c4', at: minute(40) })]);
+    expect(await testDb.query(`SELECT build_commit, build_time FROM workload_version WHERE version = '0.0.1'`)).toEqual([
+      { build_commit: 'ca9ee9d0ff9ec52b998fdcf64e128c84ddd0e661', build_time: buildTime },
+    ]);
+  });
+
   it('keeps the whole history when reports arrive in order', async () => {
     const statuses = ['in_progress', 'success', 'success', 'failure', 'failure', 'in_progress', 'success'] as const;
     for (const [index, status] of statuses.entries()) {
