@@ -13,15 +13,13 @@ import pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
-import { AZURE_RESOURCE_GRAPHS, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
 import { shortCommit } from '../../src/ui/app/format.ts';
 import { launchBrowser } from '../support/browser.ts';
-import { hubCrdSchemas } from '../support/crd-schemas.ts';
-import { FakeKubeApiServer } from '../support/kube-apiserver.ts';
+import type { FakeKubeApiServer } from '../support/kube-apiserver.ts';
+import { type KubeHub, startKubeHub } from '../support/kube-hub.ts';
 import { Cluster, type ClusterChannel, DescriptorFlux, type FlowWorkload, GitOpsRepository, SimulatedClock } from '../support/promotion-flow.ts';
 import { randomName } from '../support/random-ids.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
-import { startTestHub } from '../support/test-hub.ts';
+import type { TestDatabase } from '../support/test-database.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const CLI = path.resolve(import.meta.dirname, '../../src/cli/main.ts');
@@ -32,6 +30,7 @@ const WORKSPACE = randomName('ws');
 const [CART, WEB, PAY]: FlowWorkload[] = ['cart', 'web', 'pay'].map((name) => ({ workspace: WORKSPACE, application: 'shop', name: randomName(name) }));
 const WORKLOADS = [CART!, WEB!, PAY!];
 
+let kube: KubeHub | undefined;
 let api: FakeKubeApiServer;
 let testDb: TestDatabase;
 let hub: RunningHub;
@@ -119,18 +118,13 @@ beforeAll(async () => {
   // Some 25 minutes pass in the scenario (a silent cluster must outlast stale-after), all of them
   // before the real now: the hub caps a report's time at its receipt.
   clock = new SimulatedClock(new Date(Date.now() - 45 * 60_000));
-  api = new FakeKubeApiServer([DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS], { schemas: await hubCrdSchemas() });
-  api.now = () => clock.now();
-  await api.start();
-  testDb = await createTestDatabase();
-  hub = await startTestHub(
-    testDb.url,
+  kube = await startKubeHub({
     // Resynced each second: Reconciler resources are confirmed then (re-applying one unchanged is a
     // no-op for an API server, so qa-a's agent cannot refresh them).
-    ['--kube', 'on', '--kube-resync', '1s', '--leader-election-namespace', 'kalypso-system', '--environment-order', ORDER.join(',')],
-    { kubeConfig: api.kubeConfig(), leaseDurationMs: 2_000, leaseRetryPeriodMs: 200, clock: () => clock.now() },
-  );
-  await hub.kube!.synced();
+    flags: ['--kube-resync', '1s', '--environment-order', ORDER.join(',')],
+    clock: () => clock.now(),
+  });
+  ({ api, testDb, hub } = kube);
   repo = new GitOpsRepository();
   flux = new DescriptorFlux(api, clock, repo, WORKLOADS);
   const context = { api, clock, repo, workloads: WORKLOADS, ports: hub.ports };
@@ -150,9 +144,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await hub?.stop();
-  await api?.stop();
-  await testDb?.drop();
+  await kube?.stop();
 });
 
 describe('the promotion flow', () => {

@@ -9,15 +9,15 @@ import { AZURE_RESOURCE_GRAPHS, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, REC
 import { AzureStandIn } from '../support/azure-standin.ts';
 import { testTls } from '../support/global-tls.ts';
 import { fluxConfigurationRow } from '../support/flux-configurations.ts';
-import { hubCrdSchemas } from '../support/crd-schemas.ts';
-import { FakeKubeApiServer, SECRETS } from '../support/kube-apiserver.ts';
+import { type FakeKubeApiServer, SECRETS } from '../support/kube-apiserver.ts';
+import { type KubeHub, startKubeHub } from '../support/kube-hub.ts';
 import { isAllowed, loadHubRoles, requestAttributes } from '../support/rbac.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
-import { startTestHub } from '../support/test-hub.ts';
+import type { TestDatabase } from '../support/test-database.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const HEX = '4f6e2a9c1d3b5e7f9a0b2c4d6e8f0a1b3c5d7e9f';
 const HEX2 = '0d5c1a7e9b3f4c2d8e6a1b0c9d8e7f6a5b4c3d2e';
+let kube: KubeHub;
 let api: FakeKubeApiServer;
 let azure: AzureStandIn;
 let testDb: TestDatabase;
@@ -65,25 +65,20 @@ function reconciler(name: string, deployment: Record<string, unknown>, spec: Rec
 const ready = (object: any) => object?.status?.conditions?.find((condition: any) => condition.type === 'Ready');
 
 beforeAll(async () => {
-  // The hub's kinds with their CRDs' schemas: unknown fields are pruned as an API server prunes them.
-  api = new FakeKubeApiServer([DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS], { schemas: await hubCrdSchemas() });
-  api.now = () => new Date(clock);
-  await api.start();
   azure = new AzureStandIn(await testTls());
   await azure.start();
   azure.clients.set('sp-arg', 'arg-secret');
   azure.rows = [fluxConfigurationRow({ cluster: 'arg-cluster', commit: HEX, compliance: 'Compliant' })];
   process.env.AZURE_AUTHORITY_HOST = azure.url;
-  testDb = await createTestDatabase();
-  hub = await startTestHub(testDb.url, ['--kube', 'on', '--leader-election-namespace', 'kalypso-system', '--arm-endpoint', azure.url], { kubeConfig: api.kubeConfig(), leaseDurationMs: 2_000, leaseRetryPeriodMs: 200 });
-  await hub.kube!.synced();
+  kube = await startKubeHub({ flags: ['--arm-endpoint', azure.url] });
+  ({ api, testDb, hub } = kube);
+  // The API server's clock only: the hub keeps the real one.
+  api.now = () => new Date(clock);
 });
 
 afterAll(async () => {
-  await hub.stop();
-  await api.stop();
+  await kube.stop();
   await azure.stop();
-  await testDb.drop();
   delete process.env.AZURE_AUTHORITY_HOST;
 });
 

@@ -6,15 +6,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { AZURE_RESOURCE_GRAPHS, DEPLOYMENT_DESCRIPTORS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
-import { hubCrdSchemas } from '../support/crd-schemas.ts';
-import { FakeKubeApiServer } from '../support/kube-apiserver.ts';
+import type { FakeKubeApiServer } from '../support/kube-apiserver.ts';
+import { type KubeHub, startKubeHub } from '../support/kube-hub.ts';
 import { SimulatedClock } from '../support/promotion-flow.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
-import { startTestHub } from '../support/test-hub.ts';
+import type { TestDatabase } from '../support/test-database.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const MINUTE = 60_000;
+let kube: KubeHub;
 let api: FakeKubeApiServer;
 let testDb: TestDatabase;
 let hub: RunningHub;
@@ -77,22 +77,16 @@ const fewConfirmations = () => new Promise((resolve) => setTimeout(resolve, 2_50
 beforeAll(async () => {
   // Four days of scenario, all before the real now (the hub caps a report's time at its receipt).
   clock = new SimulatedClock(new Date(Date.now() - 4 * 24 * 60 * MINUTE));
-  api = new FakeKubeApiServer([DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS], { schemas: await hubCrdSchemas() });
-  api.now = () => clock.now();
-  await api.start();
-  testDb = await createTestDatabase();
-  hub = await startTestHub(
-    testDb.url,
-    ['--kube', 'on', '--kube-resync', '1s', '--stale-after', '15m', '--leader-election-namespace', 'kalypso-system'],
-    { kubeConfig: api.kubeConfig(), leaseDurationMs: 2_000, leaseRetryPeriodMs: 200, clock: () => clock.now() },
-  );
-  await hub.kube!.synced();
+  kube = await startKubeHub({
+    kinds: [DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS],
+    flags: ['--kube-resync', '1s', '--stale-after', '15m'],
+    clock: () => clock.now(),
+  });
+  ({ api, testDb, hub } = kube);
 });
 
 afterAll(async () => {
-  await hub.stop();
-  await api.stop();
-  await testDb.drop();
+  await kube.stop();
 });
 
 describe('Reconciler liveness', () => {

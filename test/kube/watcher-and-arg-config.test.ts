@@ -7,34 +7,26 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
-import { AZURE_RESOURCE_GRAPHS, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
+import { AZURE_RESOURCE_GRAPHS } from '../../src/sources/kube/kube-objects.ts';
 import { AzureStandIn } from '../support/azure-standin.ts';
-import { hubCrdSchemas } from '../support/crd-schemas.ts';
 import { fluxConfigurationRow, SUBSCRIPTION, TENANT } from '../support/flux-configurations.ts';
 import { testTls } from '../support/global-tls.ts';
-import { FakeKubeApiServer, SECRETS } from '../support/kube-apiserver.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
-import { startTestHub } from '../support/test-hub.ts';
+import { type FakeKubeApiServer, SECRETS } from '../support/kube-apiserver.ts';
+import { type KubeHub, startKubeHub } from '../support/kube-hub.ts';
 import { waitFor } from '../support/wait-for.ts';
 
+let kube: KubeHub;
 let api: FakeKubeApiServer;
 let azure: AzureStandIn;
-let testDb: TestDatabase;
 let hub: RunningHub;
 let directory: string;
 const fileSource = `file-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
-  api = new FakeKubeApiServer([DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS], { schemas: await hubCrdSchemas() });
-  await api.start();
   azure = new AzureStandIn(await testTls());
   await azure.start();
   const clientId = `sp-${randomUUID().slice(0, 8)}`;
   azure.clients.set(clientId, 'the-secret');
-  api.apply(SECRETS, {
-    metadata: { name: 'arg-credentials', namespace: 'kalypso-system' },
-    data: { clientId: Buffer.from(clientId).toString('base64'), clientSecret: Buffer.from('the-secret').toString('base64') },
-  });
   azure.rows = [fluxConfigurationRow({ cluster: `cluster-${randomUUID().slice(0, 8)}`, commit: randomUUID().replaceAll('-', '').padEnd(40, 'a'), compliance: 'Compliant' })];
   process.env.AZURE_AUTHORITY_HOST = azure.url;
   directory = await mkdtemp(path.join(os.tmpdir(), 'kalypso-arg-'));
@@ -44,20 +36,18 @@ beforeAll(async () => {
     config,
     `- name: ${fileSource}\n  subscription: ${SUBSCRIPTION}\n  tenant: ${TENANT}\n  clientId: ${clientId}\n  clientSecretFile: ${path.join(directory, 'secret')}\n  interval: 10m\n`,
   );
-  testDb = await createTestDatabase();
-  hub = await startTestHub(
-    testDb.url,
-    ['--kube', 'on', '--leader-election-namespace', 'kalypso-system', '--arm-endpoint', azure.url, '--arg-config', config],
-    { kubeConfig: api.kubeConfig(), leaseDurationMs: 2_000, leaseRetryPeriodMs: 200 },
-  );
-  await hub.kube!.synced();
+  kube = await startKubeHub({ flags: ['--arm-endpoint', azure.url, '--arg-config', config] });
+  ({ api, hub } = kube);
+  // The credential of the AzureResourceGraph resource the test applies.
+  api.apply(SECRETS, {
+    metadata: { name: 'arg-credentials', namespace: 'kalypso-system' },
+    data: { clientId: Buffer.from(clientId).toString('base64'), clientSecret: Buffer.from('the-secret').toString('base64') },
+  });
 });
 
 afterAll(async () => {
-  await hub.stop();
-  await api.stop();
+  await kube.stop();
   await azure.stop();
-  await testDb.drop();
   await rm(directory, { recursive: true, force: true });
   delete process.env.AZURE_AUTHORITY_HOST;
 });
