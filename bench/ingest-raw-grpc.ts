@@ -6,7 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { protobufRequest } from '../test/support/raw-otlp.ts';
 import { buildLogRecords } from '../test/support/otlp-client.ts';
-import { stateLog } from '../test/support/kalypso-logs.ts';
+import { descriptorLog, stateLog } from '../test/support/kalypso-logs.ts';
 import type { BenchHub } from './bench-hub.ts';
 import { percentile, progress } from './bench-report.ts';
 import { cpuPerRecord, sampleCpu } from './process-cpu.ts';
@@ -28,11 +28,52 @@ export interface IngestWorkload {
   readonly runId: number;
 }
 
+const ENVIRONMENTS = 4;
+const reportedTime = (workload: IngestWorkload) => Date.now() - (workload.rounds + 1) * 60_000;
+const roundCommit = (workload: IngestWorkload, round: number) =>
+  (workload.runId * 1_000 + (workload.kind === 'transitions' ? round : 0) + 1).toString(16).padStart(40, '0');
+const endpointOf = (environment: number, reconciler: number) => ({
+  repo: 'https://github.com/contoso/gitops',
+  branch: `env-${environment}`,
+  path: `workload-${reconciler}`,
+});
+
+/**
+ * The desired state of the workload's fleet, as a CD pipeline would have assigned it by the time
+ * the reports come in (a collector replaying what it queued): every endpoint is a deployment target,
+ * each round's commit assigned half a minute before the round's reports, a new version every second
+ * round. So drift is judged against real targets — reconcilers behind the newest assignment drift.
+ */
+export async function desiredStateRecords(workload: IngestWorkload): Promise<ReadableLogRecord[]> {
+  const start = reportedTime(workload);
+  const specs = [];
+  for (let round = 0; round < workload.rounds; round += 1) {
+    for (let e = 0; e < ENVIRONMENTS; e += 1) {
+      for (let r = 0; r < workload.reconcilersPerHost; r += 1) {
+        const endpoint = endpointOf(e, r);
+        specs.push(
+          descriptorLog({
+            environment: endpoint.branch,
+            target: endpoint.path,
+            repo: endpoint.repo,
+            endpointBranch: endpoint.branch,
+            path: endpoint.path,
+            version: `1.0.${Math.floor(round / 2)}`,
+            commit: roundCommit(workload, round),
+            at: new Date(start + round * 60_000 - 30_000),
+          }),
+        );
+      }
+    }
+  }
+  return await buildLogRecords(specs);
+}
+
 /** The SDK records of a workload, round by round (built once, serialized per batch size). */
 export async function workloadRecords(workload: IngestWorkload): Promise<ReadableLogRecord[][]> {
   // Reports observed just now, as a live fleet sends them: times days in the past made every
   // reconciler stale on arrival, so the summaries' work was that of a fleet gone silent.
-  const start = Date.now() - (workload.rounds + 1) * 60_000;
+  const start = reportedTime(workload);
   const rounds: ReadableLogRecord[][] = [];
   const transitions = workload.kind === 'transitions';
   for (let round = 0; round < workload.rounds; round += 1) {
@@ -43,8 +84,8 @@ export async function workloadRecords(workload: IngestWorkload): Promise<Readabl
           stateLog({
             host: `bench-${workload.runId}-host-${h}`,
             reconciler: `flux-system/workload-${r}`,
-            endpoint: `https://github.com/contoso/gitops/env-${h % 4}/workload-${r}`,
-            commit: (workload.runId * 1_000 + (transitions ? round : 0) + 1).toString(16).padStart(40, '0'),
+            endpoint: Object.values(endpointOf(h % ENVIRONMENTS, r)).join('/'),
+            commit: roundCommit(workload, round),
             status: transitions && round % 2 === 0 ? 'in_progress' : 'success',
             at: new Date(start + round * 60_000 + h),
           }),
@@ -55,6 +96,28 @@ export async function workloadRecords(workload: IngestWorkload): Promise<Readabl
     progress(`ingest: built round ${round + 1}/${workload.rounds} (${specs.length} records)`);
   }
   return rounds;
+}
+
+/** Resolves when the summaries and rollouts have taken every write before it (each report folds them in first). */
+async function refreshesDone(hub: BenchHub): Promise<void> {
+  for (const path of ['/api/v1/environments', '/api/v1/metrics/delivery']) {
+    const response = await fetch(`http://127.0.0.1:${hub.ports.http}${path}`);
+    if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+    await response.arrayBuffer();
+  }
+}
+
+/**
+ * Sends the workload's desired state (not timed) and waits until the hub has folded it into its
+ * summaries — a report waits for that — so that the measured run pays for its own records only.
+ */
+export async function assignDesiredState(hubs: readonly BenchHub[], workload: IngestWorkload): Promise<void> {
+  await benchIngestRawGrpc(hubs, await desiredStateRecords(workload), { batchSize: 1_000, clients: 1, name: 'desired state' });
+  const response = await fetch(`http://127.0.0.1:${hubs[0]!.ports.http}/api/v1/environments`);
+  if (!response.ok) throw new Error(`environments: HTTP ${response.status}`);
+  const { items } = (await response.json()) as { items: { deploymentTargets: number }[] };
+  const targets = items.reduce((sum, environment) => sum + environment.deploymentTargets, 0);
+  if (targets < ENVIRONMENTS * workload.reconcilersPerHost) throw new Error(`desired state: ${targets} deployment targets, expected ${ENVIRONMENTS * workload.reconcilersPerHost}`);
 }
 
 /** Sends with `clients` channels spread round-robin over `hubs` (a collector's load balancing). */
@@ -119,6 +182,9 @@ export async function benchIngestRawGrpc(
     for (const client of clients) client.close();
   }
   const seconds = (performance.now() - began) / 1_000;
+  // The work the records left queued (summaries, rollouts) is theirs too: CPU is sampled once the
+  // hub has done it, which a report makes it do before it answers.
+  await refreshesDone(hubs[0]!);
   const cpu = cpuPerRecord(cpuBefore, await sampleCpu(hubs.map((hub) => hub.pid)), records.length);
   return {
     name: options.name ?? 'OTLP/gRPC, raw load generator',

@@ -11,7 +11,7 @@ import { type BenchHub, type BenchServer, startBenchHub, startBenchServer } from
 import { machineLine, markdownTable, progress } from './bench-report.ts';
 import { benchDeliveryRefresh } from './delivery-refresh.ts';
 import { FLEET_L, FLEET_S, type FleetSize, generateFleet } from './fleet.ts';
-import { benchIngestRawGrpc, workloadRecords } from './ingest-raw-grpc.ts';
+import { assignDesiredState, benchIngestRawGrpc, workloadRecords } from './ingest-raw-grpc.ts';
 import { benchIngestSdkGrpc, type IngestResult } from './ingest-sdk-grpc.ts';
 import { benchCopyBaseline, storedRows } from './ingest-copy.ts';
 import { benchArgPoll } from './arg-poll-runner.ts';
@@ -71,6 +71,7 @@ async function ingestRun(
   options: { batchSize: number; clients: number; gzip?: boolean; name?: string },
 ): Promise<(string | number)[]> {
   const records = (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat();
+  await assignDesiredState(hubs, { ...INGEST_WORKLOAD, runId });
   const result = await benchIngestRawGrpc(hubs, records, options);
   const hosts = `bench-${runId}-host-`;
   const stored = await storedRows(url, hosts);
@@ -103,11 +104,13 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
       }
     }
     runId += 1;
+    await assignDesiredState([hub!], { ...INGEST_WORKLOAD, runId });
     const sdk = await benchIngestSdkGrpc(hub!, (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat(), { batchSize: 1_000, concurrency: 4 });
     rows.push([...ingestRow(sdk), '–', '–']);
     // A settled fleet: the first round creates the reconcilers (not timed), the next four confirm.
     runId += 1;
     const [first, ...confirmations] = await workloadRecords({ ...INGEST_WORKLOAD, kind: 'heartbeats', runId });
+    await assignDesiredState([hub!], { ...INGEST_WORKLOAD, kind: 'heartbeats', runId });
     await benchIngestRawGrpc([hub!], first!, { batchSize: 1_000, clients: 4 });
     const heartbeats = await benchIngestRawGrpc([hub!], confirmations.flat(), { batchSize: 1_000, clients: 4, name: 'OTLP/gRPC, raw, heartbeats (no transition)' });
     rows.push([...ingestRow(heartbeats), '–', '–']);
@@ -157,6 +160,7 @@ async function scaleOutSection(server: BenchServer): Promise<string[]> {
   for (const [runId, hubCount] of [[1, 1], [2, 2]] as const) {
     const records = (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat();
     await withHubs(url, hubCount, async (hubs) => {
+      await assignDesiredState(hubs, { ...INGEST_WORKLOAD, runId });
       const result = await benchIngestRawGrpc(hubs, records, { batchSize: 1_000, clients: 4 });
       rows.push(ingestRow(result, hubCount));
       progress(`scale-out ${hubCount} hub(s): ${result.recordsPerSecond} records/s`);

@@ -29,7 +29,10 @@ export function descriptorLog(options: {
   workspace?: string;
   environment?: string;
   target?: string;
+  /** The manifests repository; the endpoint is repo/endpointBranch/target unless `path` says otherwise. */
+  repo?: string;
   endpointBranch?: string;
+  path?: string;
   version: string;
   commit: string;
   at: Date;
@@ -48,9 +51,9 @@ export function descriptorLog(options: {
         name: options.target ?? 'functional-test',
         environment: options.environment ?? 'dev',
         manifests: {
-          repo: 'https://github.com/contoso/hello-world-gitops.git',
+          repo: options.repo ?? 'https://github.com/contoso/hello-world-gitops.git',
           branch: options.endpointBranch ?? 'dev',
-          path: `./${options.target ?? 'functional-test'}`,
+          path: options.path ?? `./${options.target ?? 'functional-test'}`,
         },
       },
       workloadVersion: { version: options.version, build: `build-${options.version}`, commit: 'ca9ee9d0ff9ec52b998fdcf64e128c84ddd0e661', buildTime: '2026-11-19T23:25:05Z' },
