@@ -4,25 +4,55 @@
 import type { Logger } from '../log/logger.ts';
 import { isDatabaseUnavailable } from './store-errors.ts';
 
-/** Runs `run` every `intervalMs` (and at once with `immediately`). `run` handles its own failures. */
-export function repeatEvery(intervalMs: number, run: () => Promise<void>, options: { readonly immediately?: boolean } = {}): { stop(): Promise<void> } {
+export interface RepeatOptions {
+  /** Runs at once, not after the first interval. */
+  readonly immediately?: boolean;
+  /**
+   * A run that took d ms is followed by a rest of at least restRatio × d, so that work whose cost
+   * grows under load takes at most 1 / (1 + restRatio) of the time of the connection it runs on.
+   */
+  readonly restRatio?: number;
+}
+
+/**
+ * Runs `run` every `intervalMs` — from the start of one run to the start of the next, or later by
+ * the rest the run earned. `run` handles its own failures.
+ */
+export function repeatEvery(intervalMs: number, run: () => Promise<void>, options: RepeatOptions = {}): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const schedule = (delayMs: number): void => {
+    if (stopped) return;
+    timer = setTimeout(tick, delayMs);
+    timer.unref();
+  };
   const tick = (): void => {
-    if (running !== undefined) return;
+    const started = performance.now();
     running = run().finally(() => {
       running = undefined;
+      const took = performance.now() - started;
+      schedule(Math.max(intervalMs - took, (options.restRatio ?? 0) * took));
     });
   };
   if (options.immediately === true) tick();
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
+  else schedule(intervalMs);
   return {
     async stop() {
-      clearInterval(timer);
+      stopped = true;
+      clearTimeout(timer);
       await running;
     },
   };
 }
+
+/**
+ * The rest of the background refreshes (summaries, rollouts): three times as long as the refresh
+ * took. They are serialized and every report folds them in before it answers, so a longer rest only
+ * batches more per refresh; under a burst of reports it leaves the database to the writers instead
+ * of refreshing back to back (a rollout refresh re-reads its rollouts' history: it grows with them).
+ */
+export const REFRESH_REST_RATIO = 3;
 
 /**
  * repeatEvery for work on the database, and its failures: while the database is down every run
@@ -34,6 +64,7 @@ export function repeatThroughOutages(
   what: string,
   run: () => Promise<void>,
   log: Pick<Logger, 'info' | 'warn'>,
+  options: RepeatOptions = {},
 ): { stop(): Promise<void> } {
   let unavailableSince: number | undefined;
   let lastSaid = 0;
@@ -55,5 +86,5 @@ export function repeatThroughOutages(
         log.warn({ err: (error as Error).message }, `${what} waits for the database`);
       }
     }
-  });
+  }, options);
 }

@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { underRefreshLock } from './refresh-lock.ts';
-import { repeatThroughOutages } from './repeat-every.ts';
+import { REFRESH_REST_RATIO, repeatThroughOutages } from './repeat-every.ts';
 
 /** How many reconcilers and hosts a refresh looked at. */
 export interface SummaryRefresh {
@@ -60,5 +60,6 @@ export function scheduleSummaryRefresh(
       log.debug(result, 'summaries refreshed');
     },
     log,
+    { restRatio: REFRESH_REST_RATIO },
   );
 }

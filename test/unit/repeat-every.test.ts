@@ -1,0 +1,66 @@
+// The timer behind the background refreshes: every interval while runs are quick, and a rest in
+// proportion to a slow run, so that work that grows under load cannot run back to back.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { repeatEvery } from '../../src/store/repeat-every.ts';
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance'] });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Start times of `run`s that take `durations` ms in turn, over `totalMs` of fake time. */
+async function startsOf(intervalMs: number, durations: readonly number[], totalMs: number, restRatio?: number): Promise<number[]> {
+  const starts: number[] = [];
+  const repeating = repeatEvery(
+    intervalMs,
+    async () => {
+      starts.push(performance.now());
+      await new Promise((resolve) => setTimeout(resolve, durations[Math.min(starts.length - 1, durations.length - 1)]));
+    },
+    { immediately: true, ...(restRatio === undefined ? {} : { restRatio }) },
+  );
+  await vi.advanceTimersByTimeAsync(totalMs);
+  const stopped = repeating.stop();
+  await vi.runOnlyPendingTimersAsync();
+  await stopped;
+  const origin = starts[0] ?? 0;
+  return starts.map((start) => Math.round(start - origin));
+}
+
+describe('repeatEvery', () => {
+  it('starts a quick run every interval', async () => {
+    expect(await startsOf(1_000, [30], 3_500)).toEqual([0, 1_000, 2_000, 3_000]);
+  });
+
+  it('starts the next run when a slow one ends, without a rest ratio', async () => {
+    const starts = await startsOf(1_000, [2_500], 6_000);
+    expect(starts).toHaveLength(3);
+    // (A timer of 0 ms fires after 1.)
+    for (const [i, start] of starts.slice(1).entries()) expect(start - starts[i]!).toBeOneOf([2_500, 2_501]);
+  });
+
+  it('rests after a slow run in proportion to how long it took, and keeps the interval after quick ones', async () => {
+    // 2,500 ms run, then 7,500 ms rest (3×); then quick runs every second again.
+    expect(await startsOf(1_000, [2_500, 100, 100], 12_500, 3)).toEqual([0, 10_000, 11_000, 12_000]);
+  });
+
+  it('runs nothing more once stopped, and waits for the run under way', async () => {
+    let ended = false;
+    const repeating = repeatEvery(
+      1_000,
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        ended = true;
+      },
+      { immediately: true },
+    );
+    const stopped = repeating.stop();
+    await vi.advanceTimersByTimeAsync(5_000);
+    await stopped;
+    expect(ended).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
