@@ -190,7 +190,6 @@ export const TABLES_WITHOUT_TYPES: readonly string[] = [
   'rollout',
   'rollout_laggard',
   'rollout_refresh_queue',
-  'rollout_reconciler',
   'summary_queue',
   'summary_reconciler',
 ];

@@ -105,7 +105,6 @@ export async function writeRealState(
   const inserted = await insertHistory(trx, fresh, maybeStored, receivedAt);
   const hostOf = new Map(reports.map((report) => [report.reconcilerId, report.hostId]));
   await writeCurrentStates(trx, plan.current, stored, hostOf, receivedAt);
-  await queueLeftEndpoints(trx, plan.current, stored);
   const confirmedOnly = reconcilerIds.filter((id) => !plan.current.has(id) && stored.has(id));
   if (confirmedOnly.length > 0) {
     await sql`UPDATE deployment_state SET last_received_at = ${receivedAt}
@@ -230,22 +229,6 @@ async function insertHistory(
  * reconcilers' locks, so which rows exist cannot change meanwhile, and an UPDATE joined to the
  * batch skips the speculative insert an upsert makes per row.
  */
-/**
- * A reconciler that moved to another endpoint leaves the live rollouts of the one it left, which
- * counted it by its current state: that endpoint's rollouts are refreshed too (its own reports
- * queue only the endpoint they name).
- */
-async function queueLeftEndpoints(trx: Kysely<HubDatabase>, current: ReadonlyMap<number, CurrentState>, stored: ReadonlyMap<number, CurrentState>): Promise<void> {
-  const left: { endpointId: number; at: Date }[] = [];
-  for (const [id, state] of current) {
-    const before = stored.get(id);
-    if (before !== undefined && before.endpointId !== state.endpointId) left.push({ endpointId: before.endpointId, at: state.observedAt });
-  }
-  if (left.length === 0) return;
-  const times = timestamps(left.map((move) => move.at));
-  await sql`${queueRolloutRefresh(sql`SELECT * FROM unnest(${idArray(left.map((move) => move.endpointId))}::bigint[], ${times}, ${times})`)}`.execute(trx);
-}
-
 async function writeCurrentStates(
   trx: Kysely<HubDatabase>,
   current: ReadonlyMap<number, CurrentState>,
