@@ -32,9 +32,12 @@ const ENVIRONMENTS = 4;
 const reportedTime = (workload: IngestWorkload) => Date.now() - (workload.rounds + 1) * 60_000;
 const roundCommit = (workload: IngestWorkload, round: number) =>
   (workload.runId * 1_000 + (workload.kind === 'transitions' ? round : 0) + 1).toString(16).padStart(40, '0');
-const endpointOf = (environment: number, reconciler: number) => ({
+// Each run its own environment branches: the runs follow each other within minutes, each with
+// its timeline of assignments, and on shared targets a run's assignments would land between the
+// previous run's — out of order, as no CD pipeline assigns.
+const endpointOf = (workload: IngestWorkload, environment: number, reconciler: number) => ({
   repo: 'https://github.com/contoso/gitops',
-  branch: `env-${environment}`,
+  branch: `run-${workload.runId}-env-${environment}`,
   path: `workload-${reconciler}`,
 });
 
@@ -50,7 +53,7 @@ export async function desiredStateRecords(workload: IngestWorkload): Promise<Rea
   for (let round = 0; round < workload.rounds; round += 1) {
     for (let e = 0; e < ENVIRONMENTS; e += 1) {
       for (let r = 0; r < workload.reconcilersPerHost; r += 1) {
-        const endpoint = endpointOf(e, r);
+        const endpoint = endpointOf(workload, e, r);
         specs.push(
           descriptorLog({
             environment: endpoint.branch,
@@ -84,7 +87,7 @@ export async function workloadRecords(workload: IngestWorkload): Promise<Readabl
           stateLog({
             host: `bench-${workload.runId}-host-${h}`,
             reconciler: `flux-system/workload-${r}`,
-            endpoint: Object.values(endpointOf(h % ENVIRONMENTS, r)).join('/'),
+            endpoint: Object.values(endpointOf(workload, h % ENVIRONMENTS, r)).join('/'),
             commit: roundCommit(workload, round),
             status: transitions && round % 2 === 0 ? 'in_progress' : 'success',
             at: new Date(start + round * 60_000 + h),
@@ -124,7 +127,7 @@ export async function assignDesiredState(hubs: readonly BenchHub[], workload: In
 export async function benchIngestRawGrpc(
   hubs: readonly BenchHub[],
   records: readonly ReadableLogRecord[],
-  options: { batchSize: number; clients: number; gzip?: boolean; name?: string },
+  options: { batchSize: number; clients: number; gzip?: boolean; name?: string; settle?: boolean },
 ): Promise<IngestResult> {
   const bodies: Buffer[] = [];
   for (let i = 0; i < records.length; i += options.batchSize) bodies.push(protobufRequest(records.slice(i, i + options.batchSize)));
@@ -184,7 +187,7 @@ export async function benchIngestRawGrpc(
   const seconds = (performance.now() - began) / 1_000;
   // The work the records left queued (summaries, rollouts) is theirs too: CPU is sampled once the
   // hub has done it, which a report makes it do before it answers.
-  await refreshesDone(hubs[0]!);
+  if (options.settle !== false) await refreshesDone(hubs[0]!);
   const cpu = cpuPerRecord(cpuBefore, await sampleCpu(hubs.map((hub) => hub.pid)), records.length);
   return {
     name: options.name ?? 'OTLP/gRPC, raw load generator',
