@@ -50,7 +50,7 @@ export function repeatEvery(intervalMs: number, run: () => Promise<void>, option
  * The rest of the background refreshes (summaries, rollouts): three times as long as the refresh
  * took. They are serialized and every report folds them in before it answers, so a longer rest only
  * batches more per refresh; under a burst of reports it leaves the database to the writers instead
- * of refreshing back to back (a rollout refresh re-reads its rollouts' history: it grows with them).
+ * of refreshing back to back (a rollout refresh derives every rollout a report reached again).
  */
 export const REFRESH_REST_RATIO = 3;
 
