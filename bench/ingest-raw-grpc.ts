@@ -127,7 +127,7 @@ export async function assignDesiredState(hubs: readonly BenchHub[], workload: In
 export async function benchIngestRawGrpc(
   hubs: readonly BenchHub[],
   records: readonly ReadableLogRecord[],
-  options: { batchSize: number; clients: number; gzip?: boolean; name?: string; settle?: boolean },
+  options: { batchSize: number; clients: number; gzip?: boolean; name?: string },
 ): Promise<IngestResult> {
   const bodies: Buffer[] = [];
   for (let i = 0; i < records.length; i += options.batchSize) bodies.push(protobufRequest(records.slice(i, i + options.batchSize)));
@@ -187,7 +187,7 @@ export async function benchIngestRawGrpc(
   const seconds = (performance.now() - began) / 1_000;
   // The work the records left queued (summaries, rollouts) is theirs too: CPU is sampled once the
   // hub has done it, which a report makes it do before it answers.
-  if (options.settle !== false) await refreshesDone(hubs[0]!);
+  await refreshesDone(hubs[0]!);
   const cpu = cpuPerRecord(cpuBefore, await sampleCpu(hubs.map((hub) => hub.pid)), records.length);
   return {
     name: options.name ?? 'OTLP/gRPC, raw load generator',
