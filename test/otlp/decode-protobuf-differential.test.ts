@@ -8,21 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { decodeLogsProtobuf, MAX_VALUE_DEPTH } from '../../src/sources/otlp/decode-protobuf.ts';
 import { otlpTypes } from '../../src/sources/otlp/otlp-proto.ts';
 import { type AnyValue, type KeyValues, OtlpDecodeError } from '../../src/sources/otlp/otlp-wire.ts';
+import { type SeededPicker, seededPicker, testSeed } from '../support/seeded-random.ts';
 
-/** A small seeded generator, so that a failing request can be replayed from its seed. */
-function generator(seed: number) {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  const long = () => new Long(int(2 ** 32) | 0, int(2 ** 32) | 0, false);
-  return { int, pick, long, next };
+/** Seeded randomness, with 64-bit integers for the wire's fixed and varint fields. */
+function generator(seed: number): SeededPicker & { long(): Long } {
+  const random = seededPicker(seed);
+  return { ...random, long: () => new Long(random.int(2 ** 32) | 0, random.int(2 ** 32) | 0, false) };
 }
 type Random = ReturnType<typeof generator>;
 
@@ -147,7 +138,7 @@ function withUnknownFields(bytes: Uint8Array, random: Random): Uint8Array {
 
 describe('the protobuf decoder', () => {
   it('reads random requests as protobufjs reads them', () => {
-    const seed = Number(process.env['KALYPSO_TEST_SEED'] ?? Date.now() % 1_000_000);
+    const seed = testSeed();
     const random = generator(seed);
     for (let n = 0; n < 300; n += 1) {
       const message = otlpTypes.ExportLogsServiceRequest.fromObject(request(random));

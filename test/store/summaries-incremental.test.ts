@@ -12,6 +12,7 @@ import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { refreshSummaries } from '../../src/store/summary-refresh.ts';
 import { CART, ENVIRONMENTS, FleetBuilder, GREETER, HELLO } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
+import { seededPicker, testSeed } from '../support/seeded-random.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const STALE_AFTER_MS = 10 * 60_000;
@@ -29,19 +30,6 @@ afterAll(async () => {
   await database.close();
   await testDb.drop();
 });
-
-/** A small seeded generator, so that a failing sequence can be replayed from its seed. */
-function generator(seed: number): { int(n: number): number; pick<T>(items: readonly T[]): T } {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  return { int: (n) => Math.floor(next() * n), pick: (items) => items[Math.floor(next() * items.length)]! };
-}
 
 type Query = (text: string, values?: unknown[]) => Promise<unknown[]>;
 
@@ -94,9 +82,8 @@ async function rebuiltSummaries(at: Date): Promise<unknown> {
 
 describe('summaries folded in step by step', () => {
   it('equal the summaries rebuilt from scratch after every refresh of a random sequence of writes', async () => {
-    // KALYPSO_TEST_SEED replays a sequence a failure names.
-    const seed = Number(process.env['KALYPSO_TEST_SEED'] ?? Date.now() % 1_000_000);
-    const random = generator(seed);
+    const seed = testSeed();
+    const random = seededPicker(seed);
     const t0 = Date.now();
     const fleet = new FleetBuilder(database.db, t0);
     const hosts = Array.from({ length: 6 }, () => randomName('host'));

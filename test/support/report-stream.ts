@@ -5,6 +5,7 @@ import { stateLog } from './kalypso-logs.ts';
 import { buildLogRecords } from './otlp-client.ts';
 import { protobufRequest } from './raw-otlp.ts';
 import { minute } from './records.ts';
+import { seededRandom } from './seeded-random.ts';
 
 export interface Report {
   readonly host: string;
@@ -34,17 +35,7 @@ export function reportSet(prefix: string, reconcilers: number, reportsEach: numb
   return reports;
 }
 
-/** A small seeded PRNG (mulberry32): shuffles are random but the same on every run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+export { seededRandom };
 
 export function shuffled<T>(items: readonly T[], random: () => number): T[] {
   const copy = [...items];
