@@ -110,7 +110,8 @@ export async function writeRealState(
     await sql`UPDATE deployment_state SET last_received_at = ${receivedAt}
                WHERE reconciler_id = ANY(${idArray(confirmedOnly)}::bigint[])`.execute(trx);
   }
-  await updateReconcilers(trx, locked.rows, reports, stored);
+  const revived = await updateReconcilers(trx, locked.rows, reports, stored);
+  await queueSubscriptionChanges(trx, plan.current, stored, revived);
   await updateHosts(trx, reports, receivedAt);
   // Last: concurrent batches after the same merge write the same new sightings and successions,
   // and wait for each other's row there until commit — the shorter that is, the better.
@@ -280,26 +281,28 @@ async function writeCurrentStates(
 
 /**
  * A reconciler takes its type and endpoint from its newest report, and a report newer than its
- * removal brings a removed reconciler back.
+ * removal brings a removed reconciler back. Returns the ones brought back, with when they were removed.
  */
 async function updateReconcilers(
   trx: Kysely<HubDatabase>,
   locked: readonly LockedReconciler[],
   reports: readonly ResolvedStateReport[],
   stored: ReadonlyMap<number, CurrentState>,
-): Promise<void> {
+): Promise<{ id: number; removedAt: Date }[]> {
   const newest = new Map<number, ResolvedStateReport>();
   for (const report of reports) {
     const previous = newest.get(report.reconcilerId);
     if (previous === undefined || report.observedAt > previous.observedAt) newest.set(report.reconcilerId, report);
   }
   const changes: { id: number; type: string; endpointId: number; removedAt: Date | null; reportedBy: string | null }[] = [];
+  const back: { id: number; removedAt: Date }[] = [];
   for (const row of locked) {
     const report = newest.get(row.id);
     if (report === undefined) continue;
     const storedLast = stored.get(row.id)?.lastObservedAt;
     const isNewest = storedLast === undefined || report.observedAt >= storedLast;
     const revived = row.removed_ms !== null && report.observedAt.getTime() > row.removed_ms;
+    if (revived) back.push({ id: row.id, removedAt: new Date(row.removed_ms!) });
     const type = isNewest ? report.reconcilerType : row.type;
     const endpointId = isNewest ? report.endpointId : row.manifests_endpoint_id;
     const reportedBy = isNewest && report.reportedBy !== undefined ? report.reportedBy : row.reported_by;
@@ -308,7 +311,7 @@ async function updateReconcilers(
       changes.push({ id: row.id, type, endpointId, removedAt, reportedBy });
     }
   }
-  if (changes.length === 0) return;
+  if (changes.length === 0) return back;
   // Each reconciler found by key, as the current states are (see writeCurrentStates).
   await sql`
     WITH c AS (
@@ -322,6 +325,42 @@ async function updateReconcilers(
        SET type = c.type, manifests_endpoint_id = c.endpoint_id, removed_at = c.removed_at, reported_by = c.reported_by
       FROM c
      WHERE r.id = c.id AND r.id = ANY(ARRAY(SELECT id FROM c))`.execute(trx);
+  return back;
+}
+
+/**
+ * Rollouts count their subscribers by history and, while live, by current state; the history
+ * insert queues the span its own reports reach. Changes of current state reach further (schema/0015):
+ * a reconciler that takes a state on an endpoint joins every live rollout there, even one assigned
+ * after its report, and one that moves leaves the live rollouts of the endpoint it left. One back
+ * after a removal counts again, since its removal, wherever it reported.
+ */
+async function queueSubscriptionChanges(
+  trx: Kysely<HubDatabase>,
+  current: ReadonlyMap<number, CurrentState>,
+  stored: ReadonlyMap<number, CurrentState>,
+  revived: readonly { id: number; removedAt: Date }[],
+): Promise<void> {
+  const endpoints: number[] = [];
+  const since: Date[] = [];
+  for (const [id, state] of current) {
+    const before = stored.get(id);
+    if (before?.endpointId === state.endpointId) continue;
+    endpoints.push(state.endpointId);
+    since.push(state.observedAt);
+    if (before === undefined) continue;
+    endpoints.push(before.endpointId);
+    since.push(state.observedAt);
+  }
+  if (endpoints.length > 0) {
+    await sql`${queueRolloutRefresh(
+      sql`SELECT e, f, 'infinity'::timestamptz FROM unnest(${idArray(endpoints)}::bigint[], ${timestamps(since)}) AS x(e, f)`,
+    )}`.execute(trx);
+  }
+  if (revived.length > 0) {
+    await sql`SELECT kalypso_queue_subscriber_rollouts(${idArray(revived.map((back) => back.id))}::bigint[],
+                                                       ${timestamps(revived.map((back) => back.removedAt))})`.execute(trx);
+  }
 }
 
 /** Hosts: last seen moves forward (host clock, never past receipt); a stated type is kept. */

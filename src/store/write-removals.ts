@@ -4,7 +4,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { ReconcilerRemovedRecord } from '../model/deployment-records.ts';
 import type { HubDatabase } from './database-schema.ts';
-import { queueRolloutRefresh } from './rollout-refresh.ts';
 
 export async function writeRemovals(trx: Kysely<HubDatabase>, removals: readonly ReconcilerRemovedRecord[]): Promise<number> {
   if (removals.length === 0) return 0;
@@ -24,16 +23,18 @@ export async function writeRemovals(trx: Kysely<HubDatabase>, removals: readonly
     DELETE FROM deployment_state s
      USING unnest(${ids}::bigint[], ${times}::timestamptz[]) AS x(id, removed_at)
      WHERE s.reconciler_id = x.id AND s.last_observed_at <= x.removed_at`.execute(trx);
-  // Removed subscribers leave the rollouts they had not applied yet (schema/0008).
+  // Removed subscribers leave the rollouts they had not applied yet (schema/0008), on every
+  // endpoint they reported to (schema/0015).
   await sql`
     WITH removed AS (
       UPDATE reconciler r SET removed_at = x.removed_at
-        FROM unnest(${ids}::bigint[], ${times}::timestamptz[]) AS x(id, removed_at)
+        FROM (SELECT x.*, was.removed_at AS was_removed_at
+                FROM unnest(${ids}::bigint[], ${times}::timestamptz[]) AS x(id, removed_at)
+                JOIN reconciler was ON was.id = x.id) x
        WHERE r.id = x.id AND NOT EXISTS (SELECT 1 FROM deployment_state s WHERE s.reconciler_id = r.id)
-      RETURNING r.manifests_endpoint_id, r.removed_at
-    ), queued AS (
-      ${queueRolloutRefresh(sql`SELECT manifests_endpoint_id, min(removed_at), 'infinity'::timestamptz FROM removed GROUP BY 1`)}
+      -- From the earlier of the two removals: the rollouts between them count it differently now.
+      RETURNING r.id, least(x.was_removed_at, x.removed_at) AS since
     )
-    SELECT count(*) FROM removed`.execute(trx);
+    SELECT kalypso_queue_subscriber_rollouts(array_agg(id), array_agg(since)) FROM removed`.execute(trx);
   return Number(removed.numAffectedRows ?? 0n);
 }
