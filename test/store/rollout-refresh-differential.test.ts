@@ -1,0 +1,94 @@
+// schema/0016 rewrote the rollout refresh for speed (history read once per target, names looked up
+// only for possible laggards, positions in integers). The refresh of schema/0010 — its text read
+// from that released migration — is the oracle: on random fleets both recount every rollout to the
+// same figures and laggards, ties in success time (minute-grained reports) included.
+import { readFile } from 'node:fs/promises';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log/logger.ts';
+import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
+import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import { CART, ENVIRONMENTS, FleetBuilder, GREETER, HELLO } from '../support/known-fleet.ts';
+import { randomCommit, randomName } from '../support/random-ids.ts';
+import { seededPicker, testSeed } from '../support/seeded-random.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+
+const WORKLOADS = [HELLO, GREETER, CART];
+let testDb: TestDatabase;
+let database: Database;
+
+/** The refresh as schema/0010 defined it, as kalypso_refresh_rollouts_0010. */
+async function refreshOf0010(): Promise<string> {
+  const migration = await readFile(new URL('../../schema/0010_promotion_flow.sql', import.meta.url), 'utf8');
+  const start = migration.indexOf('CREATE OR REPLACE FUNCTION kalypso_refresh_rollouts(');
+  const end = migration.indexOf('END $$;', start) + 'END $$;'.length;
+  if (start < 0 || end < start) throw new Error('schema/0010 has no kalypso_refresh_rollouts');
+  return migration.slice(start, end).replace('FUNCTION kalypso_refresh_rollouts(', 'FUNCTION kalypso_refresh_rollouts_0010(');
+}
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+  await testDb.query(await refreshOf0010());
+});
+
+afterAll(async () => {
+  await database.close();
+  await testDb.drop();
+});
+
+/** Every rollout and laggard recounted from the whole history by `refresh`, in a transaction rolled back. */
+async function recount(refresh: string): Promise<{ rollouts: unknown[]; laggards: unknown[] }> {
+  const client = new pg.Client({ connectionString: testDb.url });
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('DELETE FROM rollout_laggard; DELETE FROM rollout');
+    await client.query(`SELECT ${refresh}(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz)) FROM manifests_endpoint`);
+    return {
+      rollouts: (await client.query(`SELECT o.*, NULL AS refreshed_at FROM rollout o ORDER BY assignment_id`)).rows,
+      laggards: (await client.query(`SELECT * FROM rollout_laggard ORDER BY assignment_id, position`)).rows,
+    };
+  } finally {
+    await client.query('ROLLBACK');
+    await client.end();
+  }
+}
+
+describe('the rollout refresh of schema/0016', () => {
+  it('recounts what the refresh of schema/0010 recounts, on random fleets', async () => {
+    const seed = testSeed();
+    const random = seededPicker(seed);
+    const fleet = new FleetBuilder(database.db, Date.now() - 24 * 60 * 60_000);
+    const hosts = Array.from({ length: 30 }, () => randomName('host'));
+    const commits = Array.from({ length: 5 }, () => randomCommit());
+    let minutes = 0;
+    let laggards = 0;
+    for (let step = 0; step < 30; step += 1) {
+      const records: NormalizedRecord[] = [];
+      minutes += random.int(20);
+      for (let n = 1 + random.int(30); n > 0; n -= 1) {
+        const workload = random.pick(WORKLOADS);
+        const environment = random.pick(ENVIRONMENTS);
+        const kind = random.int(14);
+        const at = -(minutes - (random.int(4) === 0 ? random.int(120) : 0));
+        if (kind < 11) {
+          const status = random.pick(['success', 'success', 'failure', 'in_progress'] as const);
+          records.push(fleet.state(random.pick(hosts), workload, environment, random.pick(commits), status, at));
+        } else if (kind < 13) {
+          records.push(fleet.descriptor(workload, environment, `1.${random.int(3)}`, random.pick(commits), at));
+        } else {
+          records.push({ kind: 'reconciler-removed', host: random.pick(hosts), reconciler: `flux-system/${workload.workload}`, removedAt: fleet.ago(at) });
+        }
+      }
+      await fleet.write(records);
+      if (step % 5 === 4) {
+        const counted = await recount('kalypso_refresh_rollouts');
+        expect(counted, `seed ${seed}, step ${step}`).toEqual(await recount('kalypso_refresh_rollouts_0010'));
+        laggards += counted.laggards.length;
+      }
+    }
+    // Laggards were compared, not only empty lists.
+    expect(laggards).toBeGreaterThan(0);
+  }, 120_000);
+});
