@@ -3,17 +3,15 @@
 // from that released migration — is the oracle: on random fleets both recount every rollout to the
 // same figures and laggards, ties in success time (minute-grained reports) included.
 import { readFile } from 'node:fs/promises';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
-import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
-import { CART, ENVIRONMENTS, FleetBuilder, GREETER, HELLO } from '../support/known-fleet.ts';
+import { FleetBuilder } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
+import { randomStep, rolledBack } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
-const WORKLOADS = [HELLO, GREETER, CART];
 let testDb: TestDatabase;
 let database: Database;
 
@@ -39,20 +37,14 @@ afterAll(async () => {
 
 /** Every rollout and laggard recounted from the whole history by `refresh`, in a transaction rolled back. */
 async function recount(refresh: string): Promise<{ rollouts: unknown[]; laggards: unknown[] }> {
-  const client = new pg.Client({ connectionString: testDb.url });
-  await client.connect();
-  try {
-    await client.query('BEGIN');
+  return await rolledBack(testDb.url, async (client) => {
     await client.query('DELETE FROM rollout_laggard; DELETE FROM rollout');
     await client.query(`SELECT ${refresh}(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz)) FROM manifests_endpoint`);
     return {
       rollouts: (await client.query(`SELECT o.*, NULL AS refreshed_at FROM rollout o ORDER BY assignment_id`)).rows,
       laggards: (await client.query(`SELECT * FROM rollout_laggard ORDER BY assignment_id, position`)).rows,
     };
-  } finally {
-    await client.query('ROLLBACK');
-    await client.end();
-  }
+  });
 }
 
 describe('the rollout refresh of schema/0016', () => {
@@ -65,22 +57,8 @@ describe('the rollout refresh of schema/0016', () => {
     let minutes = 0;
     let laggards = 0;
     for (let step = 0; step < 30; step += 1) {
-      const records: NormalizedRecord[] = [];
       minutes += random.int(20);
-      for (let n = 1 + random.int(30); n > 0; n -= 1) {
-        const workload = random.pick(WORKLOADS);
-        const environment = random.pick(ENVIRONMENTS);
-        const kind = random.int(14);
-        const at = -(minutes - (random.int(4) === 0 ? random.int(120) : 0));
-        if (kind < 11) {
-          const status = random.pick(['success', 'success', 'failure', 'in_progress'] as const);
-          records.push(fleet.state(random.pick(hosts), workload, environment, random.pick(commits), status, at));
-        } else if (kind < 13) {
-          records.push(fleet.descriptor(workload, environment, `1.${random.int(3)}`, random.pick(commits), at));
-        } else {
-          records.push({ kind: 'reconciler-removed', host: random.pick(hosts), reconciler: `flux-system/${workload.workload}`, removedAt: fleet.ago(at) });
-        }
-      }
+      const records = randomStep(random, fleet, { hosts, commits, minute: minutes, maxRecords: 30, weights: { states: 11, descriptors: 2, removals: 1 } });
       await fleet.write(records);
       if (step % 5 === 4) {
         const counted = await recount('kalypso_refresh_rollouts');

@@ -3,18 +3,16 @@
 // ones, reconcilers moving between endpoints, new and late assignments, removals and revivals —
 // it holds exactly what a recount of every rollout from the whole history finds: no change may
 // leave a rollout stale until some later report happens to reach it.
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
-import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
-import { CART, ENVIRONMENTS, FleetBuilder, GREETER, HELLO } from '../support/known-fleet.ts';
+import { FleetBuilder, HELLO } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
+import { randomStep, rolledBack } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
-const WORKLOADS = [HELLO, GREETER, CART];
 let testDb: TestDatabase;
 let database: Database;
 
@@ -51,19 +49,13 @@ async function rollouts(query: Query): Promise<unknown> {
 
 /** Every rollout recounted from the whole history, in a transaction that is rolled back. */
 async function recounted(): Promise<unknown> {
-  const client = new pg.Client({ connectionString: testDb.url });
-  await client.connect();
-  try {
-    await client.query('BEGIN');
+  return await rolledBack(testDb.url, async (client) => {
     await client.query('DELETE FROM rollout_laggard; DELETE FROM rollout');
     await client.query(
       `SELECT kalypso_refresh_rollouts(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz)) FROM manifests_endpoint`,
     );
     return await rollouts(async (text) => (await client.query(text)).rows);
-  } finally {
-    await client.query('ROLLBACK');
-    await client.end();
-  }
+  });
 }
 
 describe('the rollouts a refresh keeps', () => {
@@ -76,24 +68,9 @@ describe('the rollouts a refresh keeps', () => {
     let minutes = 0;
     let compared = 0;
     for (let step = 0; step < 40; step += 1) {
-      const records: NormalizedRecord[] = [];
-      // Time moves on; most reports are of now, some late (up to two hours back). A host's
-      // reconciler of a workload reports whichever environment it is given: it moves endpoints.
+      // Time moves on; a step's writes are of now, some late.
       minutes += random.int(20);
-      for (let n = 1 + random.int(12); n > 0; n -= 1) {
-        const workload = random.pick(WORKLOADS);
-        const environment = random.pick(ENVIRONMENTS);
-        const kind = random.int(12);
-        const at = -(minutes - (random.int(4) === 0 ? random.int(120) : 0));
-        if (kind < 8) {
-          const status = random.pick(['success', 'success', 'failure', 'in_progress'] as const);
-          records.push(fleet.state(random.pick(hosts), workload, environment, random.pick(commits), status, at));
-        } else if (kind < 11) {
-          records.push(fleet.descriptor(workload, environment, `1.${random.int(3)}`, random.pick(commits), at));
-        } else {
-          records.push({ kind: 'reconciler-removed', host: random.pick(hosts), reconciler: `flux-system/${workload.workload}`, removedAt: fleet.ago(at) });
-        }
-      }
+      const records = randomStep(random, fleet, { hosts, commits, minute: minutes, maxRecords: 12, weights: { states: 8, descriptors: 3, removals: 1 } });
       await fleet.write(records);
       await refreshRollouts(database.db, { wait: true });
       const kept = (await rollouts((text) => testDb.query(text))) as { rollouts: unknown[] };
@@ -111,8 +88,9 @@ describe('the rollouts a refresh keeps', () => {
     const fleet = new FleetBuilder(database.db, Date.now());
     const [a, b, c, x] = [randomCommit(), randomCommit(), randomCommit(), randomCommit()];
     const [first, second, third] = [randomName('host'), randomName('host'), randomName('host')];
-    await fleet.write([fleet.descriptor(HELLO, 'dev', '1.0', a, 300), fleet.descriptor(HELLO, 'dev', '2.0', b, 280)]);
-    // `first` applies A then C (C came after A: it carries 1.0); `second` applies only C.
+    // Versions of their own: the random sequence above may have left 1.x assigned on the same target.
+    await fleet.write([fleet.descriptor(HELLO, 'dev', '7.0', a, 300), fleet.descriptor(HELLO, 'dev', '8.0', b, 280)]);
+    // `first` applies A then C (C came after A: it carries 7.0); `second` applies only C.
     await fleet.write([fleet.state(first, HELLO, 'dev', a, 'success', 290), fleet.state(second, HELLO, 'dev', c, 'success', 285)]);
     await fleet.write([fleet.state(first, HELLO, 'dev', c, 'success', 270)]);
     await fleet.write([fleet.state(third, HELLO, 'dev', x, 'success', 140), fleet.state(third, HELLO, 'dev', c, 'success', 130)]);
@@ -120,8 +98,8 @@ describe('the rollouts a refresh keeps', () => {
     const succeededOfA = async (): Promise<unknown> =>
       (await testDb.query(`SELECT succeeded FROM rollout WHERE gitops_commit_id = $1`, [a]))[0]?.['succeeded'];
     expect(await succeededOfA()).toBe(2);
-    // X's descriptor, late: C came after X (witnessed by `third`), so C carries 3.0 now.
-    await fleet.write([fleet.descriptor(HELLO, 'dev', '3.0', x, 150)]);
+    // X's descriptor, late: C came after X (witnessed by `third`), so C carries 9.0 now.
+    await fleet.write([fleet.descriptor(HELLO, 'dev', '9.0', x, 150)]);
     await refreshRollouts(database.db, { wait: true });
     expect(await succeededOfA()).toBe(1);
     expect(await rollouts((text) => testDb.query(text))).toEqual(await recounted());

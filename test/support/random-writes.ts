@@ -1,0 +1,56 @@
+// Random sequences of writes to the known fleet's workloads, for tests that hold what the store
+// keeps incrementally to a recount from scratch, step after step.
+import pg from 'pg';
+import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
+import { CART, ENVIRONMENTS, type FleetBuilder, GREETER, HELLO } from './known-fleet.ts';
+import type { SeededPicker } from './seeded-random.ts';
+
+const WORKLOADS = [HELLO, GREETER, CART];
+
+export interface RandomStepOptions {
+  readonly hosts: readonly string[];
+  readonly commits: readonly string[];
+  /** Minutes after the fleet's start that the step happens at: most reports are of then. */
+  readonly minute: number;
+  readonly maxRecords: number;
+  /** Relative weights of state reports, descriptors and removals. */
+  readonly weights: { readonly states: number; readonly descriptors: number; readonly removals: number };
+}
+
+/**
+ * One step: state reports (a quarter of them late, up to two hours back) on whichever environment
+ * is drawn — so a host's reconciler of a workload moves between endpoints — new and late
+ * assignments of three versions, and removals (a later report brings a reconciler back).
+ */
+export function randomStep(random: SeededPicker, fleet: FleetBuilder, options: RandomStepOptions): NormalizedRecord[] {
+  const { states, descriptors, removals } = options.weights;
+  const records: NormalizedRecord[] = [];
+  for (let n = 1 + random.int(options.maxRecords); n > 0; n -= 1) {
+    const workload = random.pick(WORKLOADS);
+    const environment = random.pick(ENVIRONMENTS);
+    const kind = random.int(states + descriptors + removals);
+    const minutesAgo = -(options.minute - (random.int(4) === 0 ? random.int(120) : 0));
+    if (kind < states) {
+      const status = random.pick(['success', 'success', 'failure', 'in_progress'] as const);
+      records.push(fleet.state(random.pick(options.hosts), workload, environment, random.pick(options.commits), status, minutesAgo));
+    } else if (kind < states + descriptors) {
+      records.push(fleet.descriptor(workload, environment, `1.${random.int(3)}`, random.pick(options.commits), minutesAgo));
+    } else {
+      records.push({ kind: 'reconciler-removed', host: random.pick(options.hosts), reconciler: `flux-system/${workload.workload}`, removedAt: fleet.ago(minutesAgo) });
+    }
+  }
+  return records;
+}
+
+/** Runs `body` in a transaction of its own connection and rolls it back: a recount that leaves no trace. */
+export async function rolledBack<T>(url: string, body: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    return await body(client);
+  } finally {
+    await client.query('ROLLBACK');
+    await client.end();
+  }
+}
