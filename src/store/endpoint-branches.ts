@@ -19,9 +19,15 @@ export async function recordBranches(db: Kysely<HubDatabase>, written: BoundedCa
   }
   if (pending.size === 0) return;
   const ids = [...pending.keys()].sort((a, b) => a - b);
+  // An endpoint that joins a branch learns what its peers witnessed before: versions are carried
+  // forward from every commit its branch's targets know (schema/0017).
   await sql`
-    UPDATE manifests_endpoint e SET branch = x.branch
-      FROM unnest(${ids}::bigint[], ${ids.map((id) => pending.get(id)!)}::text[]) AS x(id, branch)
-     WHERE e.id = x.id AND e.branch IS DISTINCT FROM x.branch`.execute(db);
+    WITH learned AS (
+      UPDATE manifests_endpoint e SET branch = x.branch
+        FROM unnest(${ids}::bigint[], ${ids.map((id) => pending.get(id)!)}::text[]) AS x(id, branch)
+       WHERE e.id = x.id AND e.branch IS DISTINCT FROM x.branch
+      RETURNING e.id
+    )
+    SELECT kalypso_branch_learned(array_agg(id)) FROM learned HAVING count(*) > 0`.execute(db);
   for (const id of ids) written.set(`${id}\u0000${pending.get(id)!}`, true);
 }

@@ -110,6 +110,28 @@ describe('desired state', () => {
   });
 });
 
+describe('a branch its clusters name late', () => {
+  it('runs the version a merge carries, though only clusters that named their branch later saw it come', async () => {
+    // web is assigned 7.0 at c1. The edge clusters' agent names only the joined endpoint at first,
+    // then repo, branch and path apart (vcs.* attributes): only then is their endpoint known to be
+    // on this branch, and what they witnessed before — c2 came after c1 — holds for web's target too.
+    const branch = new Branch();
+    const [c1, c2] = [randomCommit(), randomCommit()];
+    await send([branch.descriptor('web', '7.0', c1, 0)]);
+    await send(branch.applied([['h-web-1', 'web']], c1, 1));
+    await send([branch.state('h-edge-1', 'edge', c1, 'success', 2), branch.state('h-edge-1', 'edge', c2, 'success', 10)]);
+    const named = branch.state('h-edge-1', 'edge', c2, 'success', 11);
+    delete named.attributes!['kalypso.manifests.endpoint'];
+    Object.assign(named.attributes!, { 'vcs.repository.url.full': branch.repo, 'vcs.ref.head.name': branch.environment, 'kalypso.manifests.path': 'edge' });
+    await send([named]);
+    // A web cluster that joins on c2: nothing on web's own endpoint witnessed c2 after c1.
+    await send(branch.applied([['h-web-2', 'web']], c2, 12));
+    const web = (await get(`/environments/${branch.environment}/state`)).body.items.find((item: any) => item.workload === 'web');
+    expect(web.deployed.find((d: any) => d.commit === c2)).toMatchObject({ version: '7.0', onDesired: true });
+    expect((await get(`/drift?environment=${branch.environment}`)).body.items).toEqual([]);
+  });
+});
+
 describe('a branch that moves for other targets’ sake', () => {
   const branch = new Branch();
   const [c1, c2, c3, c4] = [randomCommit(), randomCommit(), randomCommit(), randomCommit()];
