@@ -5,7 +5,7 @@
 // reconcilers applying its commits in order and skipping some, descriptors delivered late, reports
 // that name only the joined endpoint until a source names repo and branch apart (a descriptor
 // always does) — it holds what a recount from the stored evidence alone finds
-// (kalypso_adopt_assignments over every target).
+// (kalypso_adopt_assignments over every target), and so do the rollouts assignments are numbered into.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
@@ -37,11 +37,24 @@ const CARRIED = `
     JOIN deployment_assignment a ON a.id = tc.assignment_id
    ORDER BY 1, 2`;
 
-async function recounted(): Promise<unknown[]> {
+/** Each assignment's rollout, by the commit of the assignment that starts it. */
+const NUMBERED = `
+  SELECT t.name AS target, a.gitops_commit_id AS commit, r.gitops_commit_id AS rollout_commit
+    FROM deployment_assignment a
+    JOIN deployment_target t ON t.id = a.deployment_target_id
+    JOIN deployment_assignment r ON r.id = a.rollout_id
+   ORDER BY 1, 2`;
+
+async function kept(): Promise<{ carried: unknown[]; numbered: unknown[] }> {
+  return { carried: await testDb.query(CARRIED), numbered: await testDb.query(NUMBERED) };
+}
+
+async function recounted(): Promise<{ carried: unknown[]; numbered: unknown[] }> {
   return await rolledBack(testDb.url, async (client) => {
     await client.query('DELETE FROM target_commit');
+    await client.query('UPDATE deployment_assignment SET rollout_id = NULL');
     await client.query('SELECT kalypso_adopt_assignments(array_agg(id)) FROM deployment_target');
-    return (await client.query(CARRIED)).rows;
+    return { carried: (await client.query(CARRIED)).rows, numbered: (await client.query(NUMBERED)).rows };
   });
 }
 
@@ -107,9 +120,9 @@ describe('the versions carried to commits', () => {
         }
       }
       await writer.write(records);
-      const kept = await testDb.query(CARRIED);
-      expect(kept, `seed ${seed}, step ${step}`).toEqual(await recounted());
-      compared += kept.filter((row) => row['carried'] === true).length;
+      const now = await kept();
+      expect(now, `seed ${seed}, step ${step}`).toEqual(await recounted());
+      compared += now.carried.filter((row) => (row as { carried: boolean }).carried).length;
     }
     // Carried versions were compared, not only the targets' own assignments.
     expect(compared).toBeGreaterThan(0);
