@@ -341,20 +341,22 @@ async function queueSubscriptionChanges(
   stored: ReadonlyMap<number, CurrentState>,
   revived: readonly { id: number; removedAt: Date }[],
 ): Promise<void> {
-  const endpoints: number[] = [];
-  const since: Date[] = [];
+  // Per endpoint, from the earliest such change: a fleet's first reports join thousands of states
+  // to a few endpoints.
+  const since = new Map<number, Date>();
+  const reached = (endpointId: number, at: Date): void => {
+    const earliest = since.get(endpointId);
+    if (earliest === undefined || at < earliest) since.set(endpointId, at);
+  };
   for (const [id, state] of current) {
     const before = stored.get(id);
     if (before?.endpointId === state.endpointId) continue;
-    endpoints.push(state.endpointId);
-    since.push(state.observedAt);
-    if (before === undefined) continue;
-    endpoints.push(before.endpointId);
-    since.push(state.observedAt);
+    reached(state.endpointId, state.observedAt);
+    if (before !== undefined) reached(before.endpointId, state.observedAt);
   }
-  if (endpoints.length > 0) {
+  if (since.size > 0) {
     await sql`${queueRolloutRefresh(
-      sql`SELECT e, f, 'infinity'::timestamptz FROM unnest(${idArray(endpoints)}::bigint[], ${timestamps(since)}) AS x(e, f)`,
+      sql`SELECT e, f, 'infinity'::timestamptz FROM unnest(${idArray([...since.keys()])}::bigint[], ${timestamps([...since.values()])}) AS x(e, f)`,
     )}`.execute(trx);
   }
   if (revived.length > 0) {
