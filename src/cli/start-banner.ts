@@ -3,6 +3,7 @@
 // same facts are in the log lines; in a terminal they would scroll past between them.
 import path from 'node:path';
 import type { HubConfig } from '../config/config.ts';
+import { postgresAddress, postgresUrlParts } from '../config/postgres-url.ts';
 import type { RunningHub } from '../hub.ts';
 
 export interface BannerFacts {
@@ -60,13 +61,12 @@ function shownHost(listenHost: string): string {
 }
 
 function withoutCredentials(url: string): string {
-  try {
-    const shown = new URL(url);
-    shown.username = '';
-    shown.password = '';
-    shown.search = '';
-    return shown.toString();
-  } catch {
-    return '(URL not shown)';
-  }
+  const shown = postgresUrlParts(url);
+  if (shown === undefined) return '(URL not shown)';
+  // A Unix socket's URL has no host: its address (the socket directory) says where it connects.
+  if (shown.searchParams.get('host')?.startsWith('/') === true) return `${shown.pathname.slice(1)} at ${postgresAddress(url)}`;
+  shown.username = '';
+  shown.password = '';
+  shown.search = '';
+  return shown.toString();
 }

@@ -5,6 +5,7 @@ import { LOG_FORMATS, LOG_LEVELS } from '../log/logger.ts';
 import { ok, refused, type Result } from '../model/result.ts';
 import { FIELD_LIMITS } from '../normalize/field-reader.ts';
 import { DEFAULT_OTLP_LIMITS } from '../normalize/otlp-limits.ts';
+import { postgresUrlParts } from './postgres-url.ts';
 import { formatDuration, parseDuration, parseSize } from './units.ts';
 
 /** The groups help and the README list the settings in, in this order, with their titles. */
@@ -63,14 +64,9 @@ const tokens = (value: string): Result<readonly string[] | undefined> => {
 };
 const postgresUrl = (value: string): Result<string | undefined> => {
   if (value.trim() === '') return ok(undefined);
-  try {
-    const url = new URL(value.trim());
-    return url.protocol === 'postgres:' || url.protocol === 'postgresql:'
-      ? ok(value.trim())
-      : refused('must be a postgres:// or postgresql:// URL');
-  } catch {
-    return refused('must be a postgres:// URL');
-  }
+  const url = postgresUrlParts(value.trim());
+  if (url === undefined) return refused('must be a postgres:// URL');
+  return url.protocol === 'postgres:' || url.protocol === 'postgresql:' ? ok(value.trim()) : refused('must be a postgres:// or postgresql:// URL');
 };
 // Environment names as the normalizer stores them (trimmed, at most 253 characters), so that a
 // name in the setting can match an environment the hub has seen. A duplicate would give one
@@ -97,7 +93,7 @@ export const SETTINGS = {
     group: 'database',
     env: ['KALYPSO_DATABASE_URL', 'DATABASE_URL'],
     default: undefined,
-    description: 'PostgreSQL (14+) to use. Unset: start the embedded PostgreSQL.',
+    description: 'PostgreSQL (14+) to use, as a postgres:// URL; through a Unix socket: postgres://user:secret@/db?host=/run/postgresql. Unset: start the embedded PostgreSQL.',
     parse: postgresUrl,
     shownDefault: '(embedded)',
     secret: true,

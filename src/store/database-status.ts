@@ -2,21 +2,17 @@
 // "the database schema is not migrated yet" when the database was simply unreachable; the answer
 // must name the address and the cause ("cannot reach the database at db:5432: connect
 // ECONNREFUSED 10.0.0.7:5432"), so that the person reading it knows where to look.
+import { postgresAddress } from '../config/postgres-url.ts';
+
 export class DatabaseStatus {
-  /** host:port of the database (never its credentials). */
+  /** host:port of the database, or its socket directory (never its credentials). */
   readonly address: string;
   #migrated = false;
   #unreachable: string | undefined;
 
   constructor(url: string) {
-    let address = 'the configured address';
-    try {
-      const parsed = new URL(url);
-      address = `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}`;
-    } catch {
-      // An unparsable URL fails at the first connection, with pg's own message.
-    }
-    this.address = address;
+    // An unparsable URL fails at the first connection, with pg's own message.
+    this.address = postgresAddress(url) ?? 'the configured address';
   }
 
   get migrated(): boolean {

@@ -14,21 +14,32 @@ const CRASH_SAFE_SETTINGS = { fsync: 'off', full_page_writes: 'off', synchronous
 
 export interface OwnPostgres {
   readonly server: EmbeddedPostgres;
+  /** The directory of its Unix socket, when asked for one. */
+  readonly socketDirectory: string | undefined;
   /** Stops the server and removes its data. */
   remove(): Promise<void>;
 }
 
-export async function startOwnPostgres(): Promise<OwnPostgres> {
+export async function startOwnPostgres(options: { unixSocket?: boolean } = {}): Promise<OwnPostgres> {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'kalypso-faults-pg-'));
-  // The server may run as another user (root → postgres): let it reach the directory.
+  // The server may run as another user (root → postgres): let it reach the directory. Its socket
+  // goes into its own data directory, the one place it can certainly write.
   await chmod(directory, 0o755);
+  const socketDirectory = options.unixSocket === true ? path.join(directory, 'pgdata') : undefined;
   const server = new EmbeddedPostgres(
-    { dataDir: directory, port: await freePort(), password: 'test', database: 'kalypso', settings: CRASH_SAFE_SETTINGS },
+    {
+      dataDir: directory,
+      port: await freePort(),
+      password: 'test',
+      database: 'kalypso',
+      settings: { ...CRASH_SAFE_SETTINGS, ...(socketDirectory === undefined ? {} : { unix_socket_directories: socketDirectory }) },
+    },
     createLogger('silent'),
   );
   await server.start();
   return {
     server,
+    socketDirectory,
     remove: async () => {
       await server.stop();
       await rm(directory, { recursive: true, force: true });
