@@ -19,6 +19,7 @@ export function postgresAddress(value: string): string | undefined {
   const parts = postgresUrlParts(value);
   if (parts === undefined) return undefined;
   const socketDirectory = parts.searchParams.get('host');
-  if (socketDirectory?.startsWith('/') === true) return `${socketDirectory} (Unix socket, port ${parts.searchParams.get('port') ?? parts.port ?? '5432'})`;
-  return `${parts.hostname || 'localhost'}:${parts.port || '5432'}`;
+  const port = parts.searchParams.get('port') ?? (parts.port || '5432');
+  if (socketDirectory?.startsWith('/') === true) return `${socketDirectory} (Unix socket, port ${port})`;
+  return `${parts.hostname || 'localhost'}:${port}`;
 }

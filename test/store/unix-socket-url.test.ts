@@ -51,6 +51,7 @@ describe('a database URL for a Unix socket', () => {
   it('is named by its socket directory when the database cannot be reached', () => {
     expect(new DatabaseStatus(url).address).toBe(`${own.socketDirectory} (Unix socket, port ${new URL(own.server.url).port})`);
     expect(new DatabaseStatus('postgres://kalypso:secret@db.example:6432/kalypso').address).toBe('db.example:6432');
+    expect(new DatabaseStatus('postgresql:///kalypso?host=/run/postgresql').address).toBe('/run/postgresql (Unix socket, port 5432)');
   });
 
   it('still refuses what is no PostgreSQL URL', () => {
