@@ -30,7 +30,12 @@ export function isTransientConflict(error: unknown): boolean {
  * had not received the row's commit). Looking the ids up again repairs it.
  */
 export function isMissingReference(error: unknown): boolean {
-  return sqlState(error) === '23503';
+  return error instanceof MissingReferenceError || sqlState(error) === '23503';
+}
+
+/** The same, found by the writer's own check of a batch's ids (where no foreign key checks them). */
+export class MissingReferenceError extends Error {
+  override readonly name = 'MissingReferenceError';
 }
 
 /**

@@ -7,6 +7,7 @@ import type { DeploymentStatus } from '../model/deployment-records.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { type CommitEvidence, commitEvidence, type RecordedEvidence } from './commit-evidence.ts';
 import { idArray, textArray, timestamps } from './pg-arrays.ts';
+import { MissingReferenceError } from './store-errors.ts';
 import { queueRolloutRefresh } from './rollout-refresh.ts';
 import {
   type CurrentState,
@@ -80,6 +81,7 @@ export async function writeRealState(
       FROM reconciler r
       LEFT JOIN LATERAL (SELECT * FROM deployment_state s WHERE s.reconciler_id = r.id OFFSET 0) s ON true
      WHERE r.id = ANY(${ids}::bigint[])`.execute(trx);
+  await checkReferences(trx, reconcilerIds, locked.rows, reports);
   const stored = new Map<number, CurrentState>();
   for (const row of locked.rows) {
     if (row.status === null || row.observed_ms === null || row.last_observed_ms === null) continue;
@@ -119,6 +121,25 @@ export async function writeRealState(
   const evidence = options.recorded === undefined ? found : options.recorded.unrecorded(found);
   await recordCommitEvidence(trx, evidence);
   return { transitions: inserted, late: plan.late.length, evidence };
+}
+
+/**
+ * The ids of a batch come from the hub's cache. A row that vanished since (a database restored from
+ * a backup, a failover to a replica behind) must make the writer look its ids up again, not write
+ * states that name nothing: the current state has no foreign keys to check that per row
+ * (schema/0018), so the batch is checked once — every reconciler locked, every endpoint named.
+ */
+async function checkReferences(
+  trx: Kysely<HubDatabase>,
+  reconcilerIds: readonly number[],
+  locked: readonly LockedReconciler[],
+  reports: readonly ResolvedStateReport[],
+): Promise<void> {
+  if (locked.length < reconcilerIds.length) throw new MissingReferenceError(`${reconcilerIds.length - locked.length} cached reconciler ids name no row`);
+  const endpointIds = [...new Set(reports.map((report) => report.endpointId))];
+  const found = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM manifests_endpoint WHERE id = ANY(${idArray(endpointIds)}::bigint[])`.execute(trx);
+  if (found.rows[0]!.n < endpointIds.length) throw new MissingReferenceError(`${endpointIds.length - found.rows[0]!.n} cached endpoint ids name no row`);
 }
 
 async function latePredecessors(

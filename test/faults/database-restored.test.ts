@@ -36,4 +36,22 @@ describe('database restored to an earlier point', () => {
     expect(await storedHistory(queryAt(database.url), 'restored')).toEqual(expectedHistory(after));
     expect(asReports(await storedCurrent(queryAt(database.url), 'restored'))).toEqual(expectedCurrent(after));
   });
+
+  it('notices it though the reports after the restore bring no commit it has not recorded', async () => {
+    // No new sighting of a commit is written, so no foreign key of the commit evidence fails: the
+    // writer's own check of the batch's ids must find the vanished rows (schema/0018).
+    const reports = reportSet('quiet', 3, 1);
+    expect((await httpExport(hub.ports.otlpHttp, await protobufBatch(reports))).status).toBe(200);
+    await database.query('TRUNCATE deployment_state_history, deployment_state, reconciler, host, manifests_endpoint CASCADE');
+
+    const answer = await httpExport(hub.ports.otlpHttp, await protobufBatch(reports));
+    expect(answer.status, Buffer.from(await answer.arrayBuffer()).toString()).toBe(200);
+    expect(await storedHistory(queryAt(database.url), 'quiet')).toEqual(expectedHistory(reports));
+    expect(asReports(await storedCurrent(queryAt(database.url), 'quiet'))).toEqual(expectedCurrent(reports));
+    // Nothing names a row that is not there.
+    const dangling = await database.query(
+      'SELECT count(*)::int AS n FROM deployment_state s WHERE NOT EXISTS (SELECT 1 FROM reconciler r WHERE r.id = s.reconciler_id)',
+    );
+    expect(dangling[0]!['n']).toBe(0);
+  });
 });
