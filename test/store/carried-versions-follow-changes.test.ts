@@ -12,7 +12,6 @@ import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
-import { rolledBack } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
@@ -50,7 +49,7 @@ async function kept(): Promise<{ carried: unknown[]; numbered: unknown[] }> {
 }
 
 async function recounted(): Promise<{ carried: unknown[]; numbered: unknown[] }> {
-  return await rolledBack(testDb.url, async (client) => {
+  return await testDb.rolledBack(async (client) => {
     await client.query('DELETE FROM target_commit');
     await client.query('UPDATE deployment_assignment SET rollout_id = NULL');
     await client.query('SELECT kalypso_adopt_assignments(array_agg(id)) FROM deployment_target');

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { FleetBuilder } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
-import { randomStep, rolledBack } from '../support/random-writes.ts';
+import { randomStep } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
@@ -37,7 +37,7 @@ afterAll(async () => {
 
 /** Every rollout and laggard recounted from the whole history by `refresh`, in a transaction rolled back. */
 async function recount(refresh: string): Promise<{ rollouts: unknown[]; laggards: unknown[] }> {
-  return await rolledBack(testDb.url, async (client) => {
+  return await testDb.rolledBack(async (client) => {
     await client.query('DELETE FROM rollout_laggard; DELETE FROM rollout');
     await client.query(`SELECT ${refresh}(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz)) FROM manifests_endpoint`);
     return {

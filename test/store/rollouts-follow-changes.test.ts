@@ -9,7 +9,7 @@ import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { FleetBuilder, HELLO } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
-import { randomStep, rolledBack } from '../support/random-writes.ts';
+import { randomStep } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
@@ -49,7 +49,7 @@ async function rollouts(query: Query): Promise<unknown> {
 
 /** Every rollout recounted from the whole history, in a transaction that is rolled back. */
 async function recounted(): Promise<unknown> {
-  return await rolledBack(testDb.url, async (client) => {
+  return await testDb.rolledBack(async (client) => {
     await client.query('DELETE FROM rollout_laggard; DELETE FROM rollout');
     await client.query(
       `SELECT kalypso_refresh_rollouts(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz)) FROM manifests_endpoint`,

@@ -2,7 +2,6 @@
 // from nothing but the stored states, after any sequence of writes: reports that change status or commit, move a
 // reconciler to another environment's endpoint, come in late or go silent past stale-after, new
 // desired versions, removed reconcilers — with the clock moving on between refreshes.
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
@@ -68,17 +67,11 @@ async function summaries(query: Query, at: Date): Promise<unknown> {
  * folded ones go on accumulating step after step.
  */
 async function rebuiltSummaries(at: Date): Promise<unknown> {
-  const client = new pg.Client({ connectionString: testDb.url });
-  await client.connect();
-  try {
-    await client.query('BEGIN');
+  return await testDb.rolledBack(async (client) => {
     await client.query('TRUNCATE summary_reconciler, endpoint_status_count, drift_item, host_summary');
     await client.query('SELECT kalypso_refresh_summaries(true, $1)', [at]);
     return await summaries(async (text, values) => (await client.query(text, values)).rows, at);
-  } finally {
-    await client.query('ROLLBACK');
-    await client.end();
-  }
+  });
 }
 
 describe('summaries folded in step by step', () => {

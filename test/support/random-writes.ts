@@ -1,6 +1,5 @@
 // Random sequences of writes to the known fleet's workloads, for tests that hold what the store
 // keeps incrementally to a recount from scratch, step after step.
-import pg from 'pg';
 import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
 import { CART, ENVIRONMENTS, type FleetBuilder, GREETER, HELLO } from './known-fleet.ts';
 import type { SeededPicker } from './seeded-random.ts';
@@ -40,17 +39,4 @@ export function randomStep(random: SeededPicker, fleet: FleetBuilder, options: R
     }
   }
   return records;
-}
-
-/** Runs `body` in a transaction of its own connection and rolls it back: a recount that leaves no trace. */
-export async function rolledBack<T>(url: string, body: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('BEGIN');
-    return await body(client);
-  } finally {
-    await client.query('ROLLBACK');
-    await client.end();
-  }
 }

@@ -9,6 +9,8 @@ export interface TestDatabase {
   readonly name: string;
   /** Runs SQL against the test database (a short-lived connection). */
   query<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>;
+  /** Runs `work` in a transaction of its own connection and rolls it back: a recount that leaves no trace. */
+  rolledBack<T>(work: (client: pg.Client) => Promise<T>): Promise<T>;
   drop(): Promise<void>;
 }
 
@@ -22,6 +24,15 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     name,
     query: async <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
       withClient(url, async (client) => (await client.query<R>(text, values)).rows),
+    rolledBack: (work) =>
+      withClient(url, async (client) => {
+        await client.query('BEGIN');
+        try {
+          return await work(client);
+        } finally {
+          await client.query('ROLLBACK');
+        }
+      }),
     drop: () =>
       withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
