@@ -69,7 +69,14 @@ export async function writeRealState(
   // Lock first, read after: under READ COMMITTED a statement that waited for a lock still sees
   // the other tables as of its start, so the state must be read by a statement of its own.
   const ids = idArray(reconcilerIds);
-  await sql`SELECT id FROM reconciler WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
+  const endpointIds = [...new Set(reports.map((report) => report.endpointId))];
+  // The same statement counts what it locked and the endpoints the batch names (checkReferences);
+  // MATERIALIZED keeps the lock as written: in id order, so that concurrent batches cannot deadlock.
+  const lockedCount = await sql<{ reconcilers: number; endpoints: number }>`
+    WITH locked AS MATERIALIZED (SELECT id FROM reconciler WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE)
+    SELECT (SELECT count(*)::int FROM locked) AS reconcilers,
+           (SELECT count(*)::int FROM manifests_endpoint WHERE id = ANY(${idArray(endpointIds)}::bigint[])) AS endpoints`.execute(trx);
+  checkReferences({ reconcilers: reconcilerIds.length, endpoints: endpointIds.length }, lockedCount.rows[0]!);
   // Each state by key (OFFSET 0 keeps the lookup a subquery): as a plain join the planner chose to
   // hash every current state of the fleet — 13 ms per batch of 1,000 with 264,000 states, the
   // costliest statement of the ingest path.
@@ -81,7 +88,6 @@ export async function writeRealState(
       FROM reconciler r
       LEFT JOIN LATERAL (SELECT * FROM deployment_state s WHERE s.reconciler_id = r.id OFFSET 0) s ON true
      WHERE r.id = ANY(${ids}::bigint[])`.execute(trx);
-  await checkReferences(trx, reconcilerIds, locked.rows, reports);
   const stored = new Map<number, CurrentState>();
   for (const row of locked.rows) {
     if (row.status === null || row.observed_ms === null || row.last_observed_ms === null) continue;
@@ -129,17 +135,9 @@ export async function writeRealState(
  * states that name nothing: the current state has no foreign keys to check that per row
  * (schema/0018), so the batch is checked once — every reconciler locked, every endpoint named.
  */
-async function checkReferences(
-  trx: Kysely<HubDatabase>,
-  reconcilerIds: readonly number[],
-  locked: readonly LockedReconciler[],
-  reports: readonly ResolvedStateReport[],
-): Promise<void> {
-  if (locked.length < reconcilerIds.length) throw new MissingReferenceError(`${reconcilerIds.length - locked.length} cached reconciler ids name no row`);
-  const endpointIds = [...new Set(reports.map((report) => report.endpointId))];
-  const found = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM manifests_endpoint WHERE id = ANY(${idArray(endpointIds)}::bigint[])`.execute(trx);
-  if (found.rows[0]!.n < endpointIds.length) throw new MissingReferenceError(`${endpointIds.length - found.rows[0]!.n} cached endpoint ids name no row`);
+function checkReferences(named: { reconcilers: number; endpoints: number }, found: { reconcilers: number; endpoints: number }): void {
+  if (found.reconcilers < named.reconcilers) throw new MissingReferenceError(`${named.reconcilers - found.reconcilers} cached reconciler ids name no row`);
+  if (found.endpoints < named.endpoints) throw new MissingReferenceError(`${named.endpoints - found.endpoints} cached endpoint ids name no row`);
 }
 
 async function latePredecessors(
