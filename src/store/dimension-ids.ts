@@ -9,6 +9,7 @@
 import { type Kysely, sql } from 'kysely';
 import { BoundedCache } from './bounded-cache.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { MissingReferenceError } from './store-errors.ts';
 
 type ColumnType = 'text' | 'bigint';
 type ExtraColumnType = ColumnType | 'timestamptz' | 'integer';
@@ -19,6 +20,8 @@ export interface DimensionSpec {
   readonly key: readonly { readonly name: string; readonly type: ColumnType }[];
   /** Further columns set when a row is created (never updated here). */
   readonly extra?: readonly { readonly name: string; readonly type: ExtraColumnType }[];
+  /** Columns naming other dimensions' rows, checked by the insert itself (see `ensure`). */
+  readonly references?: readonly { readonly column: string; readonly table: string }[];
 }
 
 /** A dimension whose table and column names the compiler checks against the Kysely table types. */
@@ -26,6 +29,7 @@ function dimension<T extends keyof HubDatabase>(spec: {
   readonly table: T;
   readonly key: readonly { readonly name: keyof HubDatabase[T] & string; readonly type: ColumnType }[];
   readonly extra?: readonly { readonly name: keyof HubDatabase[T] & string; readonly type: ExtraColumnType }[];
+  readonly references?: readonly { readonly column: keyof HubDatabase[T] & string; readonly table: keyof HubDatabase }[];
 }): DimensionSpec {
   return spec;
 }
@@ -74,6 +78,12 @@ export const DIMENSIONS = {
     extra: [
       { name: 'type', type: 'text' },
       { name: 'manifests_endpoint_id', type: 'bigint' },
+    ],
+    // Not foreign keys (schema/0020): a burst of new hosts creates thousands of reconcilers, and a
+    // key's check locks the host's row, a write, for each of them.
+    references: [
+      { column: 'host_id', table: 'host' },
+      { column: 'manifests_endpoint_id', table: 'manifests_endpoint' },
     ],
   }),
 } as const satisfies Record<string, DimensionSpec>;
@@ -130,10 +140,17 @@ export class DimensionIds {
     const columnList = sql.join(columns.map((column) => sql.ref(column.name)));
     const keyList = sql.join(keyColumns.map((column) => sql.ref(column)));
     const orderList = sql.join(keyColumns.map((_, index) => sql.raw(String(index + 1))));
+    // A row naming another that is not there is not inserted: a cached id whose row vanished (a
+    // database restored from a backup) must make the caller look its ids up again, as a foreign
+    // key's failure would. Rows named are never deleted, so a check without a lock suffices.
+    const references = (spec.references ?? []).map(
+      (reference) => sql`EXISTS (SELECT 1 FROM ${sql.table(reference.table)} r WHERE r.id = x.${sql.ref(reference.column)})`,
+    );
+    const where = references.length === 0 ? sql`` : sql`WHERE ${sql.join(references, sql` AND `)}`;
 
     const inserted = await sql<Record<string, DimensionValue> & { id: number }>`
       INSERT INTO ${table} (${columnList})
-      SELECT * FROM unnest(${sql.join(arrays)}) ORDER BY ${orderList}
+      SELECT * FROM unnest(${sql.join(arrays)}) AS x(${columnList}) ${where} ORDER BY ${orderList}
       ON CONFLICT (${keyList}) DO NOTHING
       RETURNING id, ${keyList}`.execute(this.#db);
     const found = new Map<string, number>();
@@ -146,6 +163,9 @@ export class DimensionIds {
     }
     for (const [key] of pending) {
       const id = found.get(key);
+      if (id === undefined && spec.references !== undefined) {
+        throw new MissingReferenceError(`a ${spec.table} row ${JSON.stringify(key)} names a row that is not there`);
+      }
       if (id === undefined) throw new Error(`${spec.table} row ${JSON.stringify(key)} was neither inserted nor found`);
       cache.set(key, id);
       ids.set(key, id);

@@ -54,4 +54,20 @@ describe('database restored to an earlier point', () => {
     );
     expect(dangling[0]!['n']).toBe(0);
   });
+
+  it('creates no reconciler on a host whose row vanished', async () => {
+    // The hosts are cached, their rows gone; the endpoint is still there, and the reconcilers are
+    // new: only the reconciler insert's own check can see that their host is missing (schema/0020).
+    const seen = reportSet('rehosted', 7, 1);
+    expect((await httpExport(hub.ports.otlpHttp, await protobufBatch(seen))).status).toBe(200);
+    await database.query('TRUNCATE deployment_state_history, deployment_state, reconciler, host CASCADE');
+
+    const fresh = reportSet('rehosted', 14, 1).slice(7);
+    const answer = await httpExport(hub.ports.otlpHttp, await protobufBatch(fresh));
+    expect(answer.status, Buffer.from(await answer.arrayBuffer()).toString()).toBe(200);
+    expect(await storedHistory(queryAt(database.url), 'rehosted')).toEqual(expectedHistory(fresh));
+    expect(asReports(await storedCurrent(queryAt(database.url), 'rehosted'))).toEqual(expectedCurrent(fresh));
+    const dangling = await database.query('SELECT count(*)::int AS n FROM reconciler r WHERE NOT EXISTS (SELECT 1 FROM host h WHERE h.id = r.host_id)');
+    expect(dangling[0]!['n']).toBe(0);
+  });
 });
