@@ -103,11 +103,12 @@ export async function writeRealState(
 
   const plan = planStateChanges(stored, reports);
   const lateKept = plan.late.length === 0 ? [] : keepLateReports(plan.late, await latePredecessors(trx, plan.late));
-  const newer = options.trustNewer === false ? new Set<number>() : newerThanHistory(locked.rows, stored);
+  const newer = options.trustNewer === false ? new Set<number>() : newerThanHistory(locked.rows);
   const fresh: StateReport[] = [];
   const maybeStored: StateReport[] = [...lateKept];
   for (const row of plan.history) {
-    const isFresh = newer.has(row.reconcilerId) && row.observedAt > stored.get(row.reconcilerId)!.lastObservedAt;
+    const before = stored.get(row.reconcilerId);
+    const isFresh = newer.has(row.reconcilerId) && (before === undefined || row.observedAt > before.lastObservedAt);
     (isFresh ? fresh : maybeStored).push(row);
   }
   const inserted = await insertHistory(trx, fresh, maybeStored, receivedAt);
@@ -191,14 +192,16 @@ async function recordCommitEvidence(trx: Kysely<HubDatabase>, evidence: CommitEv
 }
 
 /**
- * The reconcilers whose stored history holds nothing newer than their current state's last report:
- * those with a current state that were never removed. (Removal deletes the current state; a late
- * report may then start a new one older than history already stored, until a report newer than the
- * removal revives the reconciler.) A report newer than such a current state cannot be in history.
+ * The reconcilers whose stored history holds nothing newer than their current state's last report,
+ * or nothing at all when they have no current state: those never removed. (Removal deletes the
+ * current state; a late report may then start a new one older than history already stored, until a
+ * report newer than the removal revives the reconciler.) A report newer than such a current state
+ * cannot be in history, nor can any report of a reconciler that has none yet: its first contact,
+ * a fifth of a burst of new hosts.
  */
-function newerThanHistory(locked: readonly LockedReconciler[], stored: ReadonlyMap<number, CurrentState>): Set<number> {
+function newerThanHistory(locked: readonly LockedReconciler[]): Set<number> {
   const ids = new Set<number>();
-  for (const row of locked) if (row.removed_ms === null && stored.has(row.id)) ids.add(row.id);
+  for (const row of locked) if (row.removed_ms === null) ids.add(row.id);
   return ids;
 }
 

@@ -187,6 +187,23 @@ describe('RecordWriter', () => {
     ]);
   });
 
+  it('stores once a first report whose row history holds already, though it trusted it to be new', async () => {
+    const warnings: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+    writer = new RecordWriter(database.db, log, { retryAfterSeconds: 1, now: () => NOW });
+    await writer.write([stateRecord({ commit: 'c1', at: minute(1) })]);
+    // Another row the write path never leaves: history of a live reconciler without a current state.
+    // A reconciler with none is at its first contact, whose rows are trusted to be new.
+    await testDb.query('DELETE FROM deployment_state');
+    const summary = await writer.write([stateRecord({ commit: 'c1', at: minute(1) }), stateRecord({ commit: 'c2', at: minute(2) })]);
+    expect(summary.transitions).toBe(1);
+    expect((await history()).map((row) => row.commit)).toEqual(['c1', 'c2']);
+    expect(await current()).toMatchObject({ commit: 'c2', last_observed_at: minute(2) });
+    expect(warnings.map((line) => JSON.parse(line).msg)).toEqual([
+      'a history row trusted to be new was stored already; writing again with every row checked',
+    ]);
+  });
+
   it('ranks the environments one write creates by their earliest record time (never later than receipt), then by position', async () => {
     // Random names in reverse name order: the ids (assigned in name order) cannot pass for the rank.
     const [w, x, y, z] = Array.from({ length: 4 }, () => `env-${randomUUID().slice(0, 8)}`).sort().reverse() as [string, string, string, string];
