@@ -1,0 +1,63 @@
+// The rows updated on every report or refresh — current states, hosts, the summaries' memory of
+// each reconciler — must stay on their page (a HOT update: no index entries, nothing for vacuum to
+// clean in the indexes). Rows written together are updated together, so each page needs room for a
+// second version of every row on it (schema/0021). A row that moved page was not updated in place.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log/logger.ts';
+import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
+import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import { RecordWriter } from '../../src/store/record-writer.ts';
+import { refreshSummaries } from '../../src/store/summary-refresh.ts';
+import { randomCommit, randomName } from '../support/random-ids.ts';
+import { ENDPOINT, stateRecord } from '../support/records.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+
+let testDb: TestDatabase;
+let database: Database;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  database = connectDatabase({ url: testDb.url, poolSize: 4, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+});
+
+afterAll(async () => {
+  await database.close();
+  await testDb.drop();
+});
+
+/** Each row's page, by key. */
+async function pages(table: string, key: string): Promise<Map<string, string>> {
+  const rows = await testDb.query<{ key: string; page: string }>(`SELECT ${key}::text AS key, (ctid::text::point)[0]::text AS page FROM ${table}`);
+  return new Map(rows.map((row) => [row.key, row.page]));
+}
+
+describe('rows updated on every report', () => {
+  it('stay on their page when a host’s reconcilers report together, round after round', async () => {
+    const writer = new RecordWriter(database.db, createLogger('silent'), { retryAfterSeconds: 1 });
+    const hosts = Array.from({ length: 150 }, () => randomName('host'));
+    const reconcilers = Array.from({ length: 12 }, () => randomName('flux-system/app'));
+    const start = Date.now() - 10 * 60_000;
+    const round = async (n: number): Promise<void> => {
+      const commit = randomCommit();
+      const records: NormalizedRecord[] = hosts.flatMap((host, h) =>
+        reconcilers.map((reconciler) =>
+          stateRecord({ host, reconciler, endpoint: ENDPOINT, commit, status: n % 2 === 0 ? 'success' : 'failure', message: `round ${n}`, at: new Date(start + n * 60_000 + h) }),
+        ),
+      );
+      for (let i = 0; i < records.length; i += 1_000) await writer.write(records.slice(i, i + 1_000));
+      await refreshSummaries(database.db, { wait: true, at: new Date(start + n * 60_000 + 30_000) });
+    };
+
+    await round(0);
+    const before = {
+      states: await pages('deployment_state', 'reconciler_id'),
+      hosts: await pages('host', 'id'),
+      summaries: await pages('summary_reconciler', 'reconciler_id'),
+    };
+    expect(before.states.size).toBe(hosts.length * reconcilers.length);
+    for (let n = 1; n <= 4; n += 1) await round(n);
+    expect(await pages('deployment_state', 'reconciler_id')).toEqual(before.states);
+    expect(await pages('host', 'id')).toEqual(before.hosts);
+    expect(await pages('summary_reconciler', 'reconciler_id')).toEqual(before.summaries);
+  });
+});
