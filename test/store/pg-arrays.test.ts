@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
-import { idArray, textArray, textDictionary, timestamps } from '../../src/store/pg-arrays.ts';
+import { idArray, textArray, timestamps } from '../../src/store/pg-arrays.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
@@ -33,20 +33,6 @@ describe('array literals', () => {
     for (const list of [values, plain]) {
       const { rows } = await client.query<{ v: (string | null)[] }>('SELECT $1::text[] AS v', [textArray(list)]);
       expect(rows[0]!.v).toEqual(list);
-    }
-  });
-
-  it('text as a dictionary: each value read back at its place, in order, however often it repeats', async () => {
-    const pool = ['main@sha1:0a1b2c', 'say "hi"', 'C:\\path\\', '', 'NULL', '{a,b}', 'ünïcødé ✓'];
-    const values = Array.from({ length: 500 }, (_, i) => pool[(i * 7 + (i >> 3)) % pool.length]!);
-    for (const list of [values, [...pool], []]) {
-      const { entries, places } = textDictionary(list);
-      const { rows } = await client.query<{ v: string[] | null; n: number }>(
-        'SELECT array_agg(($1::text[])[p] ORDER BY i) AS v, cardinality($1::text[]) AS n FROM unnest($2::int[]) WITH ORDINALITY AS x(p, i)',
-        [entries, places],
-      );
-      expect(rows[0]!.v ?? []).toEqual(list);
-      expect(rows[0]!.n).toBe(new Set(list).size);
     }
   });
 
