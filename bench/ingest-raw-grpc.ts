@@ -83,13 +83,18 @@ export async function workloadRecords(workload: IngestWorkload): Promise<Readabl
     const specs = [];
     for (let h = 0; h < workload.hosts; h += 1) {
       for (let r = 0; r < workload.reconcilersPerHost; r += 1) {
+        const endpoint = endpointOf(workload, h % ENVIRONMENTS, r);
+        const commit = roundCommit(workload, round);
+        const inProgress = transitions && round % 2 === 0;
         specs.push(
           stateLog({
             host: `bench-${workload.runId}-host-${h}`,
             reconciler: `flux-system/workload-${r}`,
-            endpoint: Object.values(endpointOf(workload, h % ENVIRONMENTS, r)).join('/'),
-            commit: roundCommit(workload, round),
-            status: transitions && round % 2 === 0 ? 'in_progress' : 'success',
+            endpoint: Object.values(endpoint).join('/'),
+            commit,
+            status: inProgress ? 'in_progress' : 'success',
+            // The messages of a Flux Kustomization's Ready condition (../shared/fixtures).
+            message: inProgress ? 'Reconciliation in progress' : `Applied revision: ${endpoint.branch}@sha1:${commit}`,
             at: new Date(start + round * 60_000 + h),
           }),
         );
