@@ -33,6 +33,7 @@ import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
 import { backoffDelaysMs, RETRY_LATER_SECONDS } from './store/retry-policy.ts';
 import { StateChanges } from './store/state-changes.ts';
+import { StartedSteps } from './started-steps.ts';
 import { isDatabaseUnavailable, StoreUnavailableError } from './store/store-errors.ts';
 
 /** How often the rollout table behind the delivery metrics catches up with the writes. */
@@ -97,38 +98,26 @@ export async function startHub(config: HubConfig, log: Logger, overrides: HubOve
  * Each step registers how to undo itself; a stop undoes them in reverse order.
  */
 export async function startListening(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {
-  const cleanup: (() => Promise<void>)[] = [];
+  const steps = new StartedSteps();
   const abort = new AbortController();
   const clock = overrides.clock ?? (() => new Date());
-  // Every step of a shutdown shares one deadline (--shutdown-timeout), however many steps wait.
-  let shutdownDeadline = Infinity;
-  let starting: Promise<unknown> = Promise.resolve();
   const stopAll = async (): Promise<void> => {
-    shutdownDeadline = Date.now() + config.shutdownTimeout;
     abort.abort();
-    // The sources still starting stop waiting for the database, and add their own steps first.
-    await starting.catch(() => undefined);
-    for (const step of cleanup.reverse().splice(0)) {
-      await step().catch((error: unknown) => log.error({ err: error }, 'error during shutdown'));
-    }
-  };
-  const startSource = async (source: Source, sink: RecordSink): Promise<void> => {
-    await source.start(sink, abort.signal);
-    cleanup.push(() => source.stop());
+    await steps.undoAll(config.shutdownTimeout, log);
   };
   try {
     // One hub per data directory: a second one refuses before it touches anything.
     const lock = config.databaseUrl === undefined ? await lockDataDir(config.dataDir, log) : undefined;
-    if (lock !== undefined) cleanup.push(() => lock.release());
+    if (lock !== undefined) steps.add(() => lock.release());
     const tls = await TlsFiles.fromConfig(config, log, overrides.tlsRefreshMs);
-    if (tls !== undefined) cleanup.push(() => Promise.resolve(tls.close()));
+    if (tls !== undefined) steps.add(() => tls.close());
     const metrics = createHubMetrics({ processMetrics: overrides.processMetrics ?? true });
     const server = config.databaseUrl === undefined ? await startEmbeddedServer(config, metrics, log) : undefined;
-    if (server !== undefined) cleanup.push(() => server.supervisor.stop());
+    if (server !== undefined) steps.add(() => server.supervisor.stop());
     const databaseUrl = config.databaseUrl ?? server!.embedded.url;
 
     const database = connectDatabase({ url: databaseUrl, poolSize: config.dbPoolSize }, log);
-    cleanup.push(() => closeDatabaseBy(database, shutdownDeadline, log));
+    steps.add(() => closeDatabaseBy(database, steps.deadline, log));
     registerPoolMetrics(metrics, database.pool);
     const status = new DatabaseStatus(databaseUrl);
 
@@ -136,69 +125,105 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
     const api = await listenApi(config, { db: database.db, metrics, log, database: status, stateChanges, shutdown: abort.signal, clock }, tls, () =>
       server?.supervisor.unhealthy(),
     );
-    cleanup.push(() => api.close(config.shutdownTimeout));
-
+    steps.add(() => api.close(config.shutdownTimeout));
     const writer = new RecordWriter(database.db, log, { stateChanges });
-    // Collectors queue and retry on "unavailable"; a closed port would look like a dead hub.
-    const gated: RecordSink = {
-      write: (records) =>
-        status.migrated ? writer.write(records) : Promise.reject(new StoreUnavailableError(status.notReadyMessage(), RETRY_LATER_SECONDS)),
-    };
     const otlp = new OtlpSource(otlpOptionsFrom(config, { tls, decodeMemoryBytes: overrides.decodeMemoryBytes }), metrics, log);
-    await startSource(otlp, gated);
+    await startSource(steps, otlp, storedOnceMigrated(status, writer), abort.signal);
     const ports = { http: api.port, otlpGrpc: otlp.ports.grpc, otlpHttp: otlp.ports.http };
     await lock?.describe(ports);
 
-    // Set once the database is migrated (below); the pollers read Secrets through the watcher's client.
-    let readSecret: SecretReader | undefined;
-    let kube: KubeSource | undefined;
-    const pollers = resourceGraphPool(config, { db: database.db, metrics, log, clock }, overrides, () => readSecret);
-
-    // The rest needs the schema: it waits for the database, however long that takes.
-    const ready = (async (): Promise<void> => {
-      await migrateWithRetry(database, status, log, abort.signal);
-      await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder }, clock());
-      status.markMigrated();
-      for (const timer of [
-        scheduleHistoryMaintenance(database.db, { retentionMs: config.historyRetention, clock }, log),
-        scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, metrics, log),
-        scheduleSummaryRefresh(database.db, SUMMARY_REFRESH_MS, clock, metrics, log),
-      ]) {
-        cleanup.push(() => timer.stop());
-      }
-
-      const kubeSide = await kubeSideOf(config, clock, overrides, pollers, log);
-      readSecret = kubeSide?.readSecret;
-      kube = kubeSide?.source;
-      if (kube === undefined) log.info({ kube: config.kube }, 'CRD watcher off: no kubeconfig or in-cluster service account');
-      // The pollers first: the watcher adds its resources' pollers to them (and stops before them).
-      for (const source of [pollers, kube]) if (source !== undefined) await startSource(source, writer);
-    })();
-    starting = ready;
-    // A hub that cannot start its sources stops, rather than listen without storing anything.
-    const readyOrStopped = ready.catch(async (error: unknown) => {
-      if (!abort.signal.aborted) await stopAll();
-      throw error;
-    });
-    readyOrStopped.catch(() => undefined);
+    // Set once the database is migrated; the pollers read Secrets through the watcher's client.
+    const late: LateSources = {};
+    const pollers = resourceGraphPool(config, { db: database.db, metrics, log, clock }, overrides, () => late.readSecret);
+    const ready = startOnceMigrated({ config, log, clock, overrides, database, status, metrics, writer, pollers, steps, signal: abort.signal }, late);
+    steps.startingUntil(ready);
 
     return {
       ports,
       get kube() {
-        return kube;
+        return late.kube;
       },
       resourceGraph: pollers,
       databaseUrl,
       embeddedPostgres: server?.embedded,
       psql: server?.psql,
       database,
-      ready: readyOrStopped,
+      ready: stoppedUnlessReady(ready, abort.signal, stopAll),
       stop: stopAll,
     };
   } catch (error) {
     await stopAll();
     throw error;
   }
+}
+
+/** A hub that cannot start its sources stops, rather than listen without storing anything. */
+function stoppedUnlessReady(ready: Promise<void>, signal: AbortSignal, stop: () => Promise<void>): Promise<void> {
+  const readyOrStopped = ready.catch(async (error: unknown) => {
+    if (!signal.aborted) await stop();
+    throw error;
+  });
+  readyOrStopped.catch(() => undefined);
+  return readyOrStopped;
+}
+
+/** The sources a hub starts once the database is migrated (the CRD watcher only with a cluster). */
+interface LateSources {
+  kube?: KubeSource;
+  readSecret?: SecretReader;
+}
+
+async function startSource(steps: StartedSteps, source: Source, sink: RecordSink, signal: AbortSignal): Promise<void> {
+  await source.start(sink, signal);
+  steps.add(() => source.stop());
+}
+
+/** Collectors queue and retry on "unavailable"; a closed port would look like a dead hub. */
+function storedOnceMigrated(status: DatabaseStatus, writer: RecordWriter): RecordSink {
+  return {
+    write: (records) =>
+      status.migrated ? writer.write(records) : Promise.reject(new StoreUnavailableError(status.notReadyMessage(), RETRY_LATER_SECONDS)),
+  };
+}
+
+/**
+ * The part of a start that needs the schema: it waits for the database, however long that takes,
+ * then runs the background refreshes and the sources that write as soon as they start.
+ */
+async function startOnceMigrated(
+  context: {
+    readonly config: HubConfig;
+    readonly log: Logger;
+    readonly clock: () => Date;
+    readonly overrides: HubOverrides;
+    readonly database: Database;
+    readonly status: DatabaseStatus;
+    readonly metrics: HubMetrics;
+    readonly writer: RecordWriter;
+    readonly pollers: ResourceGraphPollerPool;
+    readonly steps: StartedSteps;
+    readonly signal: AbortSignal;
+  },
+  late: LateSources,
+): Promise<void> {
+  const { config, log, clock, database, steps } = context;
+  await migrateWithRetry(database, context.status, log, context.signal);
+  await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder }, clock());
+  context.status.markMigrated();
+  for (const timer of [
+    scheduleHistoryMaintenance(database.db, { retentionMs: config.historyRetention, clock }, log),
+    scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, context.metrics, log),
+    scheduleSummaryRefresh(database.db, SUMMARY_REFRESH_MS, clock, context.metrics, log),
+  ]) {
+    steps.add(() => timer.stop());
+  }
+
+  const kubeSide = await kubeSideOf(config, clock, context.overrides, context.pollers, log);
+  late.readSecret = kubeSide?.readSecret;
+  late.kube = kubeSide?.source;
+  if (late.kube === undefined) log.info({ kube: config.kube }, 'CRD watcher off: no kubeconfig or in-cluster service account');
+  // The pollers first: the watcher adds its resources' pollers to them (and stops before them).
+  for (const source of [context.pollers, late.kube]) if (source !== undefined) await startSource(steps, source, context.writer, context.signal);
 }
 
 /** The HTTP API, the UI and the health and metrics endpoints, on --http-port. */

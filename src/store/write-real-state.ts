@@ -64,10 +64,47 @@ export async function writeRealState(
   options: RealStateWriteOptions = {},
 ): Promise<RealStateWriteSummary> {
   if (reports.length === 0) return { transitions: 0, late: 0, evidence: { sightings: [], successions: [] } };
-  const reconcilerIds = [...new Set(reports.map((report) => report.reconcilerId))].sort((a, b) => a - b);
+  const { reconcilerIds, locked, stored } = await lockAndRead(trx, reports);
 
-  // Lock first, read after: under READ COMMITTED a statement that waited for a lock still sees
-  // the other tables as of its start, so the state must be read by a statement of its own.
+  const plan = planStateChanges(stored, reports);
+  const lateKept = plan.late.length === 0 ? [] : keepLateReports(plan.late, await latePredecessors(trx, plan.late));
+  const newer = options.trustNewer === false ? new Set<number>() : newerThanHistory(locked);
+  const fresh: StateReport[] = [];
+  const maybeStored: StateReport[] = [...lateKept];
+  for (const row of plan.history) {
+    const before = stored.get(row.reconcilerId);
+    const isFresh = newer.has(row.reconcilerId) && (before === undefined || row.observedAt > before.lastObservedAt);
+    (isFresh ? fresh : maybeStored).push(row);
+  }
+  const inserted = await insertHistory(trx, fresh, maybeStored, receivedAt);
+  const hostOf = new Map(reports.map((report) => [report.reconcilerId, report.hostId]));
+  await writeCurrentStates(trx, plan.current, stored, hostOf, receivedAt);
+  const confirmedOnly = reconcilerIds.filter((id) => !plan.current.has(id) && stored.has(id));
+  if (confirmedOnly.length > 0) {
+    await sql`UPDATE deployment_state SET last_received_at = ${receivedAt}
+               WHERE reconciler_id = ANY(${idArray(confirmedOnly)}::bigint[])`.execute(trx);
+  }
+  const revived = await updateReconcilers(trx, locked, reports, stored);
+  await queueSubscriptionChanges(trx, plan.current, stored, revived);
+  await updateHosts(trx, reports, receivedAt);
+  // Last: concurrent batches after the same merge write the same new sightings and successions,
+  // and wait for each other's row there until commit — the shorter that is, the better.
+  const found = commitEvidence(stored, plan.history, lateKept);
+  const evidence = options.recorded === undefined ? found : options.recorded.unrecorded(found);
+  await recordCommitEvidence(trx, evidence);
+  return { transitions: inserted, late: plan.late.length, evidence };
+}
+
+/**
+ * Locks the batch's reconcilers, then reads their rows and current states. Lock first, read after:
+ * under READ COMMITTED a statement that waited for a lock still sees the other tables as of its
+ * start, so the state must be read by a statement of its own.
+ */
+async function lockAndRead(
+  trx: Kysely<HubDatabase>,
+  reports: readonly ResolvedStateReport[],
+): Promise<{ reconcilerIds: number[]; locked: LockedReconciler[]; stored: Map<number, CurrentState> }> {
+  const reconcilerIds = [...new Set(reports.map((report) => report.reconcilerId))].sort((a, b) => a - b);
   const ids = idArray(reconcilerIds);
   const endpointIds = [...new Set(reports.map((report) => report.endpointId))];
   // The same statement counts what it locked and the endpoints the batch names (checkReferences);
@@ -100,34 +137,7 @@ export async function writeRealState(
       lastObservedAt: new Date(row.last_observed_ms),
     });
   }
-
-  const plan = planStateChanges(stored, reports);
-  const lateKept = plan.late.length === 0 ? [] : keepLateReports(plan.late, await latePredecessors(trx, plan.late));
-  const newer = options.trustNewer === false ? new Set<number>() : newerThanHistory(locked.rows);
-  const fresh: StateReport[] = [];
-  const maybeStored: StateReport[] = [...lateKept];
-  for (const row of plan.history) {
-    const before = stored.get(row.reconcilerId);
-    const isFresh = newer.has(row.reconcilerId) && (before === undefined || row.observedAt > before.lastObservedAt);
-    (isFresh ? fresh : maybeStored).push(row);
-  }
-  const inserted = await insertHistory(trx, fresh, maybeStored, receivedAt);
-  const hostOf = new Map(reports.map((report) => [report.reconcilerId, report.hostId]));
-  await writeCurrentStates(trx, plan.current, stored, hostOf, receivedAt);
-  const confirmedOnly = reconcilerIds.filter((id) => !plan.current.has(id) && stored.has(id));
-  if (confirmedOnly.length > 0) {
-    await sql`UPDATE deployment_state SET last_received_at = ${receivedAt}
-               WHERE reconciler_id = ANY(${idArray(confirmedOnly)}::bigint[])`.execute(trx);
-  }
-  const revived = await updateReconcilers(trx, locked.rows, reports, stored);
-  await queueSubscriptionChanges(trx, plan.current, stored, revived);
-  await updateHosts(trx, reports, receivedAt);
-  // Last: concurrent batches after the same merge write the same new sightings and successions,
-  // and wait for each other's row there until commit — the shorter that is, the better.
-  const found = commitEvidence(stored, plan.history, lateKept);
-  const evidence = options.recorded === undefined ? found : options.recorded.unrecorded(found);
-  await recordCommitEvidence(trx, evidence);
-  return { transitions: inserted, late: plan.late.length, evidence };
+  return { reconcilerIds, locked: locked.rows, stored };
 }
 
 /**
