@@ -206,8 +206,8 @@ async function recordCommitEvidence(trx: Kysely<HubDatabase>, evidence: CommitEv
  * or nothing at all when they have no current state: those never removed. (Removal deletes the
  * current state; a late report may then start a new one older than history already stored, until a
  * report newer than the removal revives the reconciler.) A report newer than such a current state
- * cannot be in history, nor can any report of a reconciler that has none yet: its first contact,
- * a fifth of a burst of new hosts.
+ * cannot be in history, nor can any report of a reconciler that has none yet (its first contact:
+ * under a burst of new hosts, the whole first round).
  */
 function newerThanHistory(locked: readonly LockedReconciler[]): Set<number> {
   const ids = new Set<number>();
