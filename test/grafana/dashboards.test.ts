@@ -7,14 +7,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { DASHBOARD_DIR, DASHBOARDS, DATASOURCE, dashboardText } from '../../scripts/grafana-dashboards.ts';
-import { createLogger } from '../../src/log/logger.ts';
-import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import type { Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { type Dashboard, type Panel, resolveVariables } from '../support/grafana.ts';
 import { refreshSummaries } from '../../src/store/summary-refresh.ts';
 import { writeKnownFleet } from '../support/known-fleet.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { customValues, expandGrafanaSql, type TimeRange } from '../../scripts/grafana-sql.ts';
 
 const GRAFANA_DIR = path.dirname(DASHBOARD_DIR);
@@ -24,8 +23,7 @@ let reader: pg.Client;
 let range: TimeRange;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+  ({ testDb, database } = await openTestDatabase(2));
   await publishHubSettings(database.db, { staleAfterMs: 15 * 60_000, environmentOrder: [] });
   await writeKnownFleet(database.db);
   await refreshRollouts(database.db, { wait: true }); // the Delivery dashboard reads the rollouts
@@ -38,8 +36,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await reader.end();
-  await database.close();
-  await testDb.drop();
+  await closeTestDatabase({ testDb, database });
 });
 
 const dashboards = Object.values(DASHBOARDS) as unknown as Dashboard[];

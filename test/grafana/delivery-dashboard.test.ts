@@ -5,13 +5,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customValues, type TimeRange } from '../../scripts/grafana-sql.ts';
-import { createLogger } from '../../src/log/logger.ts';
-import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import type { Database } from '../../src/store/connect.ts';
 import { caseWindow, DELIVERY_CASES } from '../support/delivery-cases.ts';
 import { deliveryAt, writeDeliveryFleet } from '../support/delivery-fleet.ts';
 import { DELIVERY_DASHBOARD, deliveryVariables, onPanels, readDeliveryPanels } from '../support/delivery-panels.ts';
 import { panelRows } from '../support/grafana.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const RANGE: TimeRange = { from: deliveryAt(0), to: deliveryAt(2880) };
 
@@ -20,8 +19,7 @@ let database: Database;
 let reader: pg.Client;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+  ({ testDb, database } = await openTestDatabase(2));
   await writeDeliveryFleet(database.db);
   reader = new pg.Client({ connectionString: testDb.url });
   await reader.connect();
@@ -30,8 +28,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await reader.end();
-  await database.close();
-  await testDb.drop();
+  await closeTestDatabase({ testDb, database });
 });
 
 const rows = (title: string, chosen: Record<string, string[]> = {}, range = RANGE) => panelRows(reader, DELIVERY_DASHBOARD, title, range, chosen);

@@ -9,24 +9,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
-import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import type { Database } from '../../src/store/connect.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
 let database: Database;
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-});
+beforeAll(async () => ({ testDb, database } = await openTestDatabase(2)));
 
-afterAll(async () => {
-  await database.close();
-  await testDb.drop();
-});
+afterAll(() => closeTestDatabase({ testDb, database }));
 
 /** target_commit by the names it concerns: target, commit, the commit of the assignment whose version runs there. */
 const CARRIED = `

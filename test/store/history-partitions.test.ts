@@ -14,7 +14,7 @@ import { migrateToLatest, SCHEMA_DIR } from '../../src/store/migrate.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
 import { withDatabase } from '../support/global-database.ts';
 import { ENDPOINT, stateRecord } from '../support/records.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const NOW = new Date(Date.UTC(2026, 10, 21));
 const at = (year: number, month: number, day = 10) => new Date(Date.UTC(year, month - 1, day, 12));
@@ -22,15 +22,9 @@ let testDb: TestDatabase;
 let database: Database;
 let writer: RecordWriter;
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = connectDatabase({ url: testDb.url, poolSize: 4, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-});
+beforeAll(async () => ({ testDb, database } = await openTestDatabase(4)));
 
-afterAll(async () => {
-  await database.close();
-  await testDb.drop();
-});
+afterAll(() => closeTestDatabase({ testDb, database }));
 
 beforeEach(async () => {
   await testDb.query(`TRUNCATE host, reconciler, manifests_endpoint, deployment_state, deployment_state_history RESTART IDENTITY CASCADE`);

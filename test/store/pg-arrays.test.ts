@@ -3,26 +3,23 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
-import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import type { Database } from '../../src/store/connect.ts';
 import { idArray, textArray, timestamps } from '../../src/store/pg-arrays.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
 let client: pg.Client;
 let database: Database;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
+  ({ testDb, database } = await openTestDatabase(1));
   client = new pg.Client({ connectionString: testDb.url });
   await client.connect();
-  database = connectDatabase({ url: testDb.url, poolSize: 1, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
 });
 
 afterAll(async () => {
   await client.end();
-  await database.close();
-  await testDb.drop();
+  await closeTestDatabase({ testDb, database });
 });
 
 describe('array literals', () => {

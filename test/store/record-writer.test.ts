@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
-import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import type { Database } from '../../src/store/connect.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { descriptorRecord, ENDPOINT, minute, stateRecord } from '../support/records.ts';
 
 let testDb: TestDatabase;
@@ -13,15 +13,11 @@ let writer: RecordWriter;
 const NOW = new Date(Date.UTC(2026, 10, 21));
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = connectDatabase({ url: testDb.url, poolSize: 12, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+  ({ testDb, database } = await openTestDatabase(12));
   writer = new RecordWriter(database.db, createLogger('silent'), { retryAfterSeconds: 1, now: () => NOW });
 });
 
-afterAll(async () => {
-  await database.close();
-  await testDb.drop();
-});
+afterAll(() => closeTestDatabase({ testDb, database }));
 
 beforeEach(async () => {
   await testDb.query(`TRUNCATE workspace, application, workload, environment, manifests_endpoint, deployment_target,

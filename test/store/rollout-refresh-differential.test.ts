@@ -4,13 +4,12 @@
 // same figures and laggards, ties in success time (minute-grained reports) included.
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
-import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import type { Database } from '../../src/store/connect.ts';
 import { FleetBuilder } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { randomStep } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
 let database: Database;
@@ -25,15 +24,11 @@ async function refreshOf0010(): Promise<string> {
 }
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+  ({ testDb, database } = await openTestDatabase(2));
   await testDb.query(await refreshOf0010());
 });
 
-afterAll(async () => {
-  await database.close();
-  await testDb.drop();
-});
+afterAll(() => closeTestDatabase({ testDb, database }));
 
 /** Every rollout and laggard recounted from the whole history by `refresh`, in a transaction rolled back. */
 async function recount(refresh: string): Promise<{ rollouts: unknown[]; laggards: unknown[] }> {

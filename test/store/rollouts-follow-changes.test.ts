@@ -4,27 +4,20 @@
 // it holds exactly what a recount of every rollout from the whole history finds: no change may
 // leave a rollout stale until some later report happens to reach it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
-import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import type { Database } from '../../src/store/connect.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { FleetBuilder, HELLO } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { randomStep } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
 let database: Database;
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-});
+beforeAll(async () => ({ testDb, database } = await openTestDatabase(2)));
 
-afterAll(async () => {
-  await database.close();
-  await testDb.drop();
-});
+afterAll(() => closeTestDatabase({ testDb, database }));
 
 type Query = (text: string) => Promise<unknown[]>;
 

@@ -3,16 +3,15 @@
 // reconciler to another environment's endpoint, come in late or go silent past stale-after, new
 // desired versions, removed reconcilers — with the clock moving on between refreshes.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
 import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
-import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import type { Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { refreshSummaries } from '../../src/store/summary-refresh.ts';
 import { CART, ENVIRONMENTS, FleetBuilder, GREETER, HELLO } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const STALE_AFTER_MS = 10 * 60_000;
 const WORKLOADS = [HELLO, GREETER, CART];
@@ -21,15 +20,11 @@ let database: Database;
 
 // A database per sequence: each starts its clock at now, and summaries assume time moves forward.
 beforeEach(async () => {
-  testDb = await createTestDatabase();
-  database = connectDatabase({ url: testDb.url, poolSize: 2, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+  ({ testDb, database } = await openTestDatabase(2));
   await publishHubSettings(database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [...ENVIRONMENTS] });
 });
 
-afterEach(async () => {
-  await database.close();
-  await testDb.drop();
-});
+afterEach(() => closeTestDatabase({ testDb, database }));
 
 type Query = (text: string, values?: unknown[]) => Promise<unknown[]>;
 

@@ -5,25 +5,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
-import { connectDatabase, type Database } from '../../src/store/connect.ts';
+import type { Database } from '../../src/store/connect.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
 import { refreshSummaries } from '../../src/store/summary-refresh.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { ENDPOINT, stateRecord } from '../support/records.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
 let database: Database;
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = connectDatabase({ url: testDb.url, poolSize: 4, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
-});
+beforeAll(async () => ({ testDb, database } = await openTestDatabase(4)));
 
-afterAll(async () => {
-  await database.close();
-  await testDb.drop();
-});
+afterAll(() => closeTestDatabase({ testDb, database }));
 
 /** Each row's page, by key. */
 async function pages(table: string, key: string): Promise<Map<string, string>> {

@@ -2,6 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { createLogger } from '../../src/log/logger.ts';
+import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { withDatabase } from './global-database.ts';
 
 export interface TestDatabase {
@@ -46,4 +48,23 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
   } finally {
     await client.end();
   }
+}
+
+/** A test database with the hub's connection pool on it, for tests that write through the store. */
+export interface PooledTestDatabase {
+  readonly testDb: TestDatabase;
+  readonly database: Database;
+}
+
+/** `beforeAll(async () => ({ testDb, database } = await openTestDatabase(poolSize)))` */
+export async function openTestDatabase(poolSize: number): Promise<PooledTestDatabase> {
+  const testDb = await createTestDatabase();
+  const database = connectDatabase({ url: testDb.url, poolSize, connectTimeoutMs: 5_000, applicationName: 'test' }, createLogger('silent'));
+  return { testDb, database };
+}
+
+/** The pool closed, then the database dropped; either may be missing when opening failed. */
+export async function closeTestDatabase(opened: { readonly testDb?: TestDatabase; readonly database?: Database }): Promise<void> {
+  await opened.database?.close();
+  await opened.testDb?.drop();
 }
