@@ -3,7 +3,7 @@
 // same facts are in the log lines; in a terminal they would scroll past between them.
 import path from 'node:path';
 import type { HubConfig } from '../config/config.ts';
-import { postgresAddress, postgresUrlParts } from '../config/postgres-url.ts';
+import { addressOf, postgresUrlParts, unixSocketDirectory } from '../config/postgres-url.ts';
 import type { RunningHub } from '../hub.ts';
 
 export interface BannerFacts {
@@ -64,7 +64,7 @@ function withoutCredentials(url: string): string {
   const shown = postgresUrlParts(url);
   if (shown === undefined) return '(URL not shown)';
   // A Unix socket's URL has no host: its address (the socket directory) says where it connects.
-  if (shown.searchParams.get('host')?.startsWith('/') === true) return `${shown.pathname.slice(1)} at ${postgresAddress(url)}`;
+  if (unixSocketDirectory(shown) !== undefined) return `${shown.pathname.slice(1)} at ${addressOf(shown)}`;
   shown.username = '';
   shown.password = '';
   shown.search = '';

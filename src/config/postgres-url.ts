@@ -17,9 +17,19 @@ export function postgresUrlParts(value: string): URL | undefined {
 /** Where the URL connects, for messages: host:port, or the socket directory. */
 export function postgresAddress(value: string): string | undefined {
   const parts = postgresUrlParts(value);
-  if (parts === undefined) return undefined;
-  const socketDirectory = parts.searchParams.get('host');
+  return parts === undefined ? undefined : addressOf(parts);
+}
+
+/** The same, for a URL already read by postgresUrlParts. */
+export function addressOf(parts: URL): string {
   const port = parts.searchParams.get('port') ?? (parts.port || '5432');
-  if (socketDirectory?.startsWith('/') === true) return `${socketDirectory} (Unix socket, port ${port})`;
+  const socketDirectory = unixSocketDirectory(parts);
+  if (socketDirectory !== undefined) return `${socketDirectory} (Unix socket, port ${port})`;
   return `${parts.hostname || 'localhost'}:${port}`;
+}
+
+/** The socket's directory when the URL connects through a Unix socket (a `host` parameter that is a path). */
+export function unixSocketDirectory(parts: URL): string | undefined {
+  const host = parts.searchParams.get('host');
+  return host?.startsWith('/') === true ? host : undefined;
 }
