@@ -9,6 +9,7 @@ import { FleetBuilder } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { randomStep } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
+import { rederiveEveryRollout } from '../support/rollout-recount.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
@@ -33,8 +34,7 @@ afterAll(() => closeTestDatabase({ testDb, database }));
 /** Every rollout and laggard recounted from the whole history by `refresh`, in a transaction rolled back. */
 async function recount(refresh: string): Promise<{ rollouts: unknown[]; laggards: unknown[] }> {
   return await testDb.rolledBack(async (client) => {
-    await client.query('DELETE FROM rollout_laggard; DELETE FROM rollout');
-    await client.query(`SELECT ${refresh}(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz)) FROM manifests_endpoint`);
+    await rederiveEveryRollout(client, refresh);
     return {
       rollouts: (await client.query(`SELECT o.*, NULL AS refreshed_at FROM rollout o ORDER BY assignment_id`)).rows,
       laggards: (await client.query(`SELECT * FROM rollout_laggard ORDER BY assignment_id, position`)).rows,

@@ -10,6 +10,7 @@ import { FleetBuilder, HELLO } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { randomStep } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
+import { rederiveEveryRollout } from '../support/rollout-recount.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
@@ -43,10 +44,7 @@ async function rollouts(query: Query): Promise<unknown> {
 /** Every rollout recounted from the whole history, in a transaction that is rolled back. */
 async function recounted(): Promise<unknown> {
   return await testDb.rolledBack(async (client) => {
-    await client.query('DELETE FROM rollout_laggard; DELETE FROM rollout');
-    await client.query(
-      `SELECT kalypso_refresh_rollouts(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz)) FROM manifests_endpoint`,
-    );
+    await rederiveEveryRollout(client);
     return await rollouts(async (text) => (await client.query(text)).rows);
   });
 }
