@@ -19,7 +19,7 @@
 -- * the laggards' thresholds are window aggregates beside each subscriber, instead of a join of
 --   the subscribers to `points` (a nested loop of subscribers × rollouts: 240 ms of a 0.6 s call).
 -- The joins left are of a CTE to a table (by key or by a hash of the table), or between CTEs of one
--- row per rollout. test/store/rollout-refresh-plans.test.ts holds the function to that.
+-- row per rollout. test/store/refresh-plans.test.ts holds the function to that.
 
 CREATE OR REPLACE FUNCTION kalypso_refresh_rollouts(endpoint_ids bigint[], from_times timestamptz[], to_times timestamptz[])
 RETURNS integer LANGUAGE plpgsql
