@@ -8,8 +8,8 @@
 -- rounds, three runs): most calls took 0.5–1 s, but two took 32 s and 219 s, and EXPLAIN ANALYZE of
 -- the second showed the join of the subscribers to their own reports reading `reported` 60,000 times
 -- (3.6 billion rows removed by the join filter). The delivery report waits for the refresh it starts,
--- so a user's request hung for minutes. Which plan the planner picks depends on the statistics of the
--- moment, so the tests of ordinary size never saw it.
+-- so a user's request would wait minutes. Which plan the planner picks depends on the statistics of
+-- the moment, so the tests of ordinary size never saw it.
 --
 -- Now no step joins two CTEs of many rows:
 -- * a subscriber's success and failure come with it (UNION ALL of reports and current states,
