@@ -1,4 +1,4 @@
-// `npm run bench [-- --only ingest|ingest-many|scale-out|arg|reports-s|reports-l]`: runs the benchmarks on
+// `npm run bench [-- --only ingest|ingest-many|scale-out|arg|reports-s|reports-l|ingest-core|refresh-replay]`: runs the benchmarks on
 // this machine against an embedded PostgreSQL, prints a table and (for a full run) writes
 // bench/results.md.
 import { writeFile } from 'node:fs/promises';
@@ -10,6 +10,7 @@ import pg from 'pg';
 import { type BenchHub, type BenchServer, startBenchHub, startBenchServer } from './bench-hub.ts';
 import { machineLine, markdownTable, progress } from './bench-report.ts';
 import { benchDeliveryRefresh } from './delivery-refresh.ts';
+import { benchRefreshReplay } from './refresh-replay.ts';
 import { FLEET_L, FLEET_S, type FleetSize, generateFleet } from './fleet.ts';
 import { assignDesiredState, benchIngestRawGrpc, workloadRecords } from './ingest-raw-grpc.ts';
 import { benchIngestSdkGrpc, type IngestResult } from './ingest-sdk-grpc.ts';
@@ -20,8 +21,8 @@ import { benchReports, benchRolloutGate } from './reports.ts';
 import { benchUiPages } from './ui-pages.ts';
 
 const SECTIONS = ['ingest', 'ingest-many', 'scale-out', 'arg', 'reports-s', 'reports-l'] as const;
-/** Asked for by name only: a short loop for trying a change to the write path. */
-const ON_REQUEST = ['ingest-core'] as const;
+/** Asked for by name only: short loops for trying a change to the write path or the refreshes. */
+const ON_REQUEST = ['ingest-core', 'refresh-replay'] as const;
 const { only } = parseArgs({ options: { only: { type: 'string' } } }).values;
 if (only !== undefined && ![...SECTIONS, ...ON_REQUEST].includes(only as never)) {
   throw new Error(`--only must be one of ${[...SECTIONS, ...ON_REQUEST].join(', ')}`);
@@ -273,6 +274,23 @@ async function statementsSection(server: BenchServer, ofDatabase: string): Promi
   }
 }
 
+/** The refreshes' calls under a replay through the writer (refresh-replay.ts). */
+async function refreshReplaySection(server: BenchServer): Promise<string[]> {
+  const { database } = await server.createDatabase('bench_refresh_replay');
+  try {
+    const result = await benchRefreshReplay(database);
+    const row = (name: string, t: typeof result.rollouts) => [name, t.calls, t.p50Ms, t.maxMs, t.totalMs];
+    return [
+      `## Refreshes under a replay (${result.records.toLocaleString('en')} records through the writer, a refresh after every 20 batches)`,
+      '',
+      markdownTable(['refresh', 'calls', 'p50 ms', 'max ms', 'total ms'], [row('rollouts', result.rollouts), row('summaries', result.summaries)]),
+      '',
+    ];
+  } finally {
+    await database.close();
+  }
+}
+
 const sections: string[] = [];
 progress('starting PostgreSQL');
 // KALYPSO_BENCH_PG_STATEMENTS=1: the database's side of the ingest runs, statement by statement
@@ -284,6 +302,7 @@ try {
   if (runs('ingest') && statements) sections.push(...(await statementsSection(server, 'bench_ingest')));
   if (runs('ingest-core')) sections.push(...(await ingestCoreSection(server)));
   if (runs('ingest-core') && statements) sections.push(...(await statementsSection(server, 'bench_ingest_core')));
+  if (runs('refresh-replay')) sections.push(...(await refreshReplaySection(server)));
   if (runs('ingest-many')) sections.push(...(await ingestManySection(server)));
   if (runs('scale-out')) sections.push(...(await scaleOutSection(server)));
   if (runs('arg')) sections.push(...(await argSection(server)));
