@@ -13,14 +13,20 @@ export async function rederiveEveryRollout(client: pg.Client, refresh = 'kalypso
 }
 
 /**
- * The refresh as a released migration defined it (its text read from the file), renamed
- * kalypso_refresh_rollouts_<version>: an oracle or a witness of an older behaviour.
+ * A function as a released migration defined it (its text read from the file), renamed
+ * <name>_<version>: an oracle or a witness of an older behaviour.
  */
-export async function releasedRefresh(migration: string): Promise<{ name: string; sql: string }> {
+export async function releasedFunction(migration: string, name: string): Promise<{ name: string; sql: string }> {
   const text = await readFile(new URL(`../../schema/${migration}.sql`, import.meta.url), 'utf8');
-  const start = text.indexOf('CREATE OR REPLACE FUNCTION kalypso_refresh_rollouts(');
-  const end = text.indexOf('END $$;', start) + 'END $$;'.length;
-  if (start < 0 || end < start) throw new Error(`schema/${migration} has no kalypso_refresh_rollouts`);
-  const name = `kalypso_refresh_rollouts_${migration.slice(0, 4)}`;
-  return { name, sql: text.slice(start, end).replace('FUNCTION kalypso_refresh_rollouts(', `FUNCTION ${name}(`) };
+  const start = text.indexOf(`CREATE OR REPLACE FUNCTION ${name}(`);
+  const ends = ['END $$;', 'END $function$;'].map((end) => [text.indexOf(end, start), end.length] as const).filter(([at]) => at >= 0);
+  if (start < 0 || ends.length === 0) throw new Error(`schema/${migration} has no ${name}`);
+  const [at, length] = ends.reduce((first, next) => (next[0] < first[0] ? next : first));
+  const renamed = `${name}_${migration.slice(0, 4)}`;
+  return { name: renamed, sql: text.slice(start, at + length).replace(`FUNCTION ${name}(`, `FUNCTION ${renamed}(`) };
+}
+
+/** The rollout refresh as a released migration defined it (see releasedFunction). */
+export function releasedRefresh(migration: string): Promise<{ name: string; sql: string }> {
+  return releasedFunction(migration, 'kalypso_refresh_rollouts');
 }
