@@ -1,4 +1,5 @@
-// Every rollout derived again from the whole history: what the refresh kept must agree with it.
+// Every rollout derived again from the whole history (what the refresh kept must agree with it), and
+// the store's functions as released migrations defined them (oracles, witnesses of older plans).
 import { readFile } from 'node:fs/promises';
 import type pg from 'pg';
 
