@@ -1,21 +1,22 @@
-// The refreshes under a replay: the ingest bench's workload (desired state for every round first,
-// then 2,000 new hosts × 12 reconcilers × 5 rounds of transitions, three runs) written straight
-// through the store's writer, with the rollout and summary refreshes called after every 20 batches
-// of 1,000, as a timer would between exports. Each call's time is kept: the worst call is what a
-// user's delivery report waits for, since a report folds the queue in before it reads. This is how
-// the rollout refresh of schema/0016 was caught taking 32 s and 219 s in single calls (schema/0022).
+// The refreshes under a replay: the ingest bench's own workload (ingest-raw-grpc.ts: desired state
+// for every round first, then the rounds of transitions; three runs), encoded as OTLP requests of
+// 1,000 records, decoded and normalized as the receiver does and written through the store's writer,
+// with the rollout and summary refreshes called after every 20 requests, as a timer would between
+// exports. Each call's time is kept: the worst call is what a user's delivery report waits for,
+// since a report folds the queue in before it reads. This is how the rollout refresh of schema/0016
+// was caught taking 32 s and 219 s in single calls (schema/0022).
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { createLogger } from '../src/log/logger.ts';
-import type { DesiredStateRecord, NormalizedRecord, RealStateRecord } from '../src/model/deployment-records.ts';
+import { normalizeLogsRequest } from '../src/normalize/otlp-logs.ts';
+import { decodeLogsProtobuf } from '../src/sources/otlp/decode-protobuf.ts';
 import type { Database } from '../src/store/connect.ts';
 import { RecordWriter } from '../src/store/record-writer.ts';
 import { refreshRollouts } from '../src/store/rollout-refresh.ts';
 import { refreshSummaries } from '../src/store/summary-refresh.ts';
+import { protobufRequest } from '../test/support/raw-otlp.ts';
 import { progress } from './bench-report.ts';
+import { desiredStateRecords, type IngestWorkload, workloadRecords } from './ingest-raw-grpc.ts';
 
-const ENVIRONMENTS = 4;
-const RECONCILERS_PER_HOST = 12;
-const HOSTS = 2_000;
-const ROUNDS = 5;
 const RUNS = 3;
 const BATCH = 1_000;
 const REFRESH_EVERY = 20;
@@ -33,51 +34,6 @@ export interface RefreshReplayResult {
   readonly summaries: RefreshTimes;
 }
 
-const commitOf = (run: number, round: number) => (run * 1_000 + round + 1).toString(16).padStart(40, '0');
-const branchOf = (run: number, environment: number) => `replay-${run}-env-${environment}`;
-const endpointOf = (run: number, environment: number, workload: number) =>
-  `https://github.com/contoso/gitops/${branchOf(run, environment)}/workload-${workload}`;
-
-function desiredState(run: number, start: number): DesiredStateRecord[] {
-  const records: DesiredStateRecord[] = [];
-  for (let round = 0; round < ROUNDS; round += 1) {
-    for (let e = 0; e < ENVIRONMENTS; e += 1) {
-      for (let w = 0; w < RECONCILERS_PER_HOST; w += 1) {
-        const version = `1.0.${Math.floor(round / 2)}`;
-        records.push({
-          kind: 'desired-state',
-          workspace: 'contoso',
-          application: 'replay',
-          workload: { name: `workload-${w}`, source: undefined },
-          environment: branchOf(run, e),
-          deploymentTarget: { name: `workload-${w}`, manifests: { storageType: 'git', endpoint: endpointOf(run, e, w) } },
-          workloadVersion: { version, build: `b-${version}`, commit: undefined, buildTime: undefined },
-          commitId: commitOf(run, round),
-          assignedAt: new Date(start + round * 60_000 - 30_000),
-        });
-      }
-    }
-  }
-  return records;
-}
-
-function stateReport(run: number, round: number, host: number, workload: number, start: number): RealStateRecord {
-  const environment = host % ENVIRONMENTS;
-  const commit = commitOf(run, round);
-  const inProgress = round % 2 === 0;
-  return {
-    kind: 'real-state',
-    host: { name: `replay-${run}-host-${host}`, type: undefined },
-    reconciler: { name: `flux-system/workload-${workload}`, type: 'flux' },
-    manifests: { storageType: 'git', endpoint: endpointOf(run, environment, workload) },
-    commitId: commit,
-    status: inProgress ? 'in_progress' : 'success',
-    // A Flux Kustomization's Ready messages (../shared/fixtures).
-    statusMessage: inProgress ? 'Reconciliation in progress' : `Applied revision: ${branchOf(run, environment)}@sha1:${commit}`,
-    observedAt: new Date(start + round * 60_000 + host),
-  };
-}
-
 function times(calls: readonly number[]): RefreshTimes {
   const sorted = [...calls].sort((a, b) => a - b);
   return {
@@ -88,7 +44,8 @@ function times(calls: readonly number[]): RefreshTimes {
   };
 }
 
-export async function benchRefreshReplay(database: Database): Promise<RefreshReplayResult> {
+/** `workload` without its runId: each run takes the next one, as the ingest bench's runs do. */
+export async function benchRefreshReplay(database: Database, workload: Omit<IngestWorkload, 'runId'>): Promise<RefreshReplayResult> {
   const writer = new RecordWriter(database.db, createLogger('silent'), { retryAfterSeconds: 1 });
   const rolloutCalls: number[] = [];
   const summaryCalls: number[] = [];
@@ -100,27 +57,27 @@ export async function benchRefreshReplay(database: Database): Promise<RefreshRep
     await refreshSummaries(database.db, { wait: true, at: new Date() });
     summaryCalls.push(performance.now() - began);
   };
+  // As the receiver takes an export: the request's bytes decoded, its records normalized.
+  const write = async (records: readonly ReadableLogRecord[]): Promise<number> => {
+    const normalized = normalizeLogsRequest(decodeLogsProtobuf(protobufRequest(records)), new Date());
+    if (normalized.rejected.length > 0) throw new Error(`refresh replay: a record was rejected: ${normalized.rejected[0]!.reason}`);
+    await writer.write(normalized.records);
+    return normalized.records.length;
+  };
   let records = 0;
-  let batches = 0;
-  for (let run = 1; run <= RUNS; run += 1) {
-    const start = Date.now() - (ROUNDS + 1) * 60_000;
-    await writer.write(desiredState(run, start));
-    for (let round = 0; round < ROUNDS; round += 1) {
-      let batch: NormalizedRecord[] = [];
-      for (let host = 0; host < HOSTS; host += 1) {
-        for (let workload = 0; workload < RECONCILERS_PER_HOST; workload += 1) {
-          batch.push(stateReport(run, round, host, workload, start));
-          if (batch.length < BATCH) continue;
-          await writer.write(batch);
-          records += batch.length;
-          batch = [];
-          batches += 1;
-          if (batches % REFRESH_EVERY === 0) await refresh();
-        }
+  let requests = 0;
+  for (let runId = 1; runId <= RUNS; runId += 1) {
+    const run = { ...workload, runId };
+    const desired = await desiredStateRecords(run);
+    for (let i = 0; i < desired.length; i += BATCH) await write(desired.slice(i, i + BATCH));
+    const rounds = await workloadRecords(run);
+    for (const [round, reports] of rounds.entries()) {
+      for (let i = 0; i < reports.length; i += BATCH) {
+        records += await write(reports.slice(i, i + BATCH));
+        requests += 1;
+        if (requests % REFRESH_EVERY === 0) await refresh();
       }
-      if (batch.length > 0) await writer.write(batch);
-      records += batch.length;
-      progress(`refresh replay: run ${run}/${RUNS}, round ${round + 1}/${ROUNDS}; worst rollout refresh ${Math.round(Math.max(...rolloutCalls, 0))} ms`);
+      progress(`refresh replay: run ${runId}/${RUNS}, round ${round + 1}/${rounds.length}; worst rollout refresh ${Math.round(Math.max(...rolloutCalls, 0))} ms`);
     }
   }
   await refresh();

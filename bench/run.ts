@@ -278,7 +278,7 @@ async function statementsSection(server: BenchServer, ofDatabase: string): Promi
 async function refreshReplaySection(server: BenchServer): Promise<string[]> {
   const { database } = await server.createDatabase('bench_refresh_replay');
   try {
-    const result = await benchRefreshReplay(database);
+    const result = await benchRefreshReplay(database, INGEST_WORKLOAD);
     const row = (name: string, t: typeof result.rollouts) => [name, t.calls, t.p50Ms, t.maxMs, t.totalMs];
     return [
       `## Refreshes under a replay (${result.records.toLocaleString('en')} records through the writer, a refresh after every 20 batches)`,
