@@ -15,6 +15,8 @@ import { freePort } from '../test/support/ports.ts';
 export interface BenchServer {
   /** A new, migrated database on the server. */
   createDatabase(name: string): Promise<{ url: string; database: Database }>;
+  /** A new database without the schema: for a hub of another checkout, which migrates it to its own. */
+  createEmptyDatabase(name: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -24,13 +26,17 @@ export async function startBenchServer(settings: Readonly<Record<string, string>
   const log = createLogger('warn');
   const server = new EmbeddedPostgres({ dataDir: directory, port: await freePort(), password: 'bench', database: 'postgres', settings }, log);
   await server.start();
+  const createEmptyDatabase = async (name: string): Promise<string> => {
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    return server.url.replace(/\/postgres$/, `/${name}`);
+  };
   return {
+    createEmptyDatabase,
     async createDatabase(name) {
-      const admin = new pg.Client({ connectionString: server.url });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${name}`);
-      await admin.end();
-      const url = server.url.replace(/\/postgres$/, `/${name}`);
+      const url = await createEmptyDatabase(name);
       const database = connectDatabase({ url, poolSize: 4, connectTimeoutMs: 5_000, applicationName: 'bench' }, log);
       const { error } = await migrateToLatest(database.db);
       if (error !== undefined) throw error;
@@ -55,7 +61,15 @@ export interface BenchHub {
 /** The heap limits `npm start` and the image run the hub with (README "Benchmarks"). */
 export const HUB_NODE_ARGS = ['--max-semi-space-size=32', '--max-old-space-size=256'] as const;
 
-export async function startBenchHub(databaseUrl: string, flags: readonly string[] = [], nodeArgs: readonly string[] = HUB_NODE_ARGS): Promise<BenchHub> {
+/** This checkout: the hub a benchmark runs unless told to run another one's (`--against`). */
+export const THIS_CHECKOUT = path.resolve(import.meta.dirname, '..');
+
+export async function startBenchHub(
+  databaseUrl: string,
+  flags: readonly string[] = [],
+  nodeArgs: readonly string[] = HUB_NODE_ARGS,
+  checkout: string = THIS_CHECKOUT,
+): Promise<BenchHub> {
   const ports = { http: await freePort(), otlpGrpc: await freePort(), otlpHttp: await freePort() };
   const child: ChildProcess = spawn(
     process.execPath,
@@ -63,7 +77,7 @@ export async function startBenchHub(databaseUrl: string, flags: readonly string[
       ...nodeArgs,
       // KALYPSO_BENCH_CPU_PROF=<directory>: each hub writes a V8 CPU profile there when it stops.
       ...(process.env['KALYPSO_BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['KALYPSO_BENCH_CPU_PROF']}`] : []),
-      path.resolve(import.meta.dirname, '../src/cli/main.ts'),
+      path.join(checkout, 'src/cli/main.ts'),
       'serve',
       '--database-url', databaseUrl,
       '--listen-host', '127.0.0.1',

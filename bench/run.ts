@@ -1,13 +1,14 @@
-// `npm run bench [-- --only ingest|ingest-many|scale-out|arg|reports-s|reports-l|ingest-core|refresh-replay]`: runs the benchmarks on
+// `npm run bench [-- --only ingest|ingest-many|scale-out|arg|reports-s|reports-l|ingest-core|refresh-replay] [--against <checkout>]`: runs the benchmarks on
 // this machine against an embedded PostgreSQL, prints a table and (for a full run) writes
 // bench/results.md.
 import { writeFile } from 'node:fs/promises';
 import { sql } from 'kysely';
 import { createLogger } from '../src/log/logger.ts';
 import { connectDatabase } from '../src/store/connect.ts';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { type BenchHub, type BenchServer, startBenchHub, startBenchServer } from './bench-hub.ts';
+import { type BenchHub, type BenchServer, HUB_NODE_ARGS, startBenchHub, startBenchServer, THIS_CHECKOUT } from './bench-hub.ts';
 import { machineLine, markdownTable, progress } from './bench-report.ts';
 import { benchDeliveryRefresh } from './delivery-refresh.ts';
 import { benchRefreshReplay } from './refresh-replay.ts';
@@ -23,7 +24,11 @@ import { benchUiPages } from './ui-pages.ts';
 const SECTIONS = ['ingest', 'ingest-many', 'scale-out', 'arg', 'reports-s', 'reports-l'] as const;
 /** Asked for by name only: short loops for trying a change to the write path or the refreshes. */
 const ON_REQUEST = ['ingest-core', 'refresh-replay'] as const;
-const { only } = parseArgs({ options: { only: { type: 'string' } } }).values;
+// --against <checkout>: ingest-core runs this checkout's hub and that one's (another worktree of
+// the repository, with its node_modules), alternating run by run, so that a change is measured
+// against the code before it under the same moments of this shared machine's noise.
+const { only, against, pairs } = parseArgs({ options: { only: { type: 'string' }, against: { type: 'string' }, pairs: { type: 'string' } } }).values;
+if (against !== undefined && only !== 'ingest-core') throw new Error('--against goes with --only ingest-core');
 if (only !== undefined && ![...SECTIONS, ...ON_REQUEST].includes(only as never)) {
   throw new Error(`--only must be one of ${[...SECTIONS, ...ON_REQUEST].join(', ')}`);
 }
@@ -132,6 +137,7 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
 
 /** The 1,000 × 4 run three times on one hub: the figure issue 21's goal is stated in, and its spread. */
 async function ingestCoreSection(server: BenchServer): Promise<string[]> {
+  if (against !== undefined) return await ingestAgainstSection(server, path.resolve(against), Number(pairs ?? 4));
   const { url, database } = await server.createDatabase('bench_ingest_core');
   await database.close();
   const rows: (string | number)[][] = [];
@@ -139,6 +145,45 @@ async function ingestCoreSection(server: BenchServer): Promise<string[]> {
     for (const runId of [1, 2, 3]) rows.push(await ingestRun(url, [hub!], runId, { batchSize: 1_000, clients: 4, name: `OTLP/gRPC, raw, run ${runId}` }));
   });
   return ['## Ingest 1,000 × 4, three runs', '', markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows), ''];
+}
+
+/**
+ * The 1,000 × 4 run on this checkout's hub and on another's, each on its own database of the same
+ * server, in pairs whose order alternates (this, other; other, this; …). The other hub migrates its
+ * database itself, so the two may differ in schema.
+ */
+async function ingestAgainstSection(server: BenchServer, other: string, pairCount: number): Promise<string[]> {
+  const sides = [
+    { name: 'this checkout', checkout: THIS_CHECKOUT, url: (await server.createDatabase('bench_ingest_this')).url },
+    { name: path.basename(other), checkout: other, url: await server.createEmptyDatabase('bench_ingest_other') },
+  ];
+  const hubs = await Promise.all(sides.map((side) => startBenchHub(side.url, [], HUB_NODE_ARGS, side.checkout)));
+  const rows: (string | number)[][] = [];
+  const rates: [number[], number[]] = [[], []];
+  try {
+    let runId = 0;
+    for (let pair = 0; pair < pairCount; pair += 1) {
+      for (const index of pair % 2 === 0 ? [0, 1] : [1, 0]) {
+        runId += 1;
+        const side = sides[index]!;
+        const row = await ingestRun(side.url, [hubs[index]!], runId, { batchSize: 1_000, clients: 4, name: `${side.name}, pair ${pair + 1}` });
+        rates[index as 0 | 1].push(Number(row[5]));
+        rows.push(row);
+      }
+    }
+  } finally {
+    await Promise.all(hubs.map((hub) => hub.stop()));
+  }
+  const differences = rates[0].map((rate, pair) => rate - rates[1][pair]!);
+  const mean = (values: readonly number[]) => Math.round(values.reduce((sum, value) => sum + value, 0) / values.length);
+  return [
+    `## Ingest 1,000 × 4, this checkout against ${other}, ${pairCount} pairs`,
+    '',
+    markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows),
+    '',
+    `Records/s, this checkout minus the other, pair by pair: ${differences.join(', ')} (mean ${mean(differences)}; means ${mean(rates[0])} and ${mean(rates[1])}).`,
+    '',
+  ];
 }
 
 /** Many collectors sending small batches at once: more exports in flight than the hub writes at once. */
@@ -262,13 +307,14 @@ async function statementsSection(server: BenchServer, ofDatabase: string): Promi
   await client.connect();
   try {
     await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-    const { rows } = await client.query<{ query: string; calls: string; rows: string; total_ms: number; mean_ms: number }>(`
+    const { rows } = await client.query<{ query: string; calls: string; rows: string; total_ms: number; mean_ms: number; plan_ms: number }>(`
       SELECT regexp_replace(left(query, 90), '\\s+', ' ', 'g') AS query, calls, rows,
-             round(total_exec_time)::float8 AS total_ms, round(mean_exec_time::numeric, 2)::float8 AS mean_ms
+             round(total_exec_time)::float8 AS total_ms, round(mean_exec_time::numeric, 2)::float8 AS mean_ms,
+             round(mean_plan_time::numeric, 2)::float8 AS plan_ms
         FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
        WHERE d.datname = $1
        ORDER BY total_exec_time DESC LIMIT 25`, [ofDatabase]);
-    return ['## Ingest database statements (pg_stat_statements, every run above)', '', markdownTable(['statement', 'calls', 'rows', 'total ms', 'mean ms'], rows.map((row) => [row.query.replace(/\|/g, '/'), row.calls, row.rows, row.total_ms, row.mean_ms])), ''];
+    return ['## Ingest database statements (pg_stat_statements, every run above)', '', markdownTable(['statement', 'calls', 'rows', 'total ms', 'mean ms', 'planning, mean ms'], rows.map((row) => [row.query.replace(/\|/g, '/'), row.calls, row.rows, row.total_ms, row.mean_ms, row.plan_ms])), ''];
   } finally {
     await client.end();
   }
@@ -296,7 +342,7 @@ progress('starting PostgreSQL');
 // KALYPSO_BENCH_PG_STATEMENTS=1: the database's side of the ingest runs, statement by statement
 // (nested ones too: a function's statements are listed beside the call that ran them).
 const statements = process.env['KALYPSO_BENCH_PG_STATEMENTS'] === '1';
-const server = await startBenchServer(statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {});
+const server = await startBenchServer(statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all', 'pg_stat_statements.track_planning': 'on' } : {});
 try {
   if (runs('ingest')) sections.push(...(await ingestSection(server)));
   if (runs('ingest') && statements) sections.push(...(await statementsSection(server, 'bench_ingest')));
