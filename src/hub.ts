@@ -43,6 +43,15 @@ const ROLLOUT_REFRESH_MS = 2_000;
  * Grafana reads is at most this old (the API folds the queue in before it reads).
  */
 const SUMMARY_REFRESH_MS = 1_000;
+/**
+ * The background refreshes give way to writes: a refresh that falls due while the hub is writing
+ * waits until it is not (checking every quarter second), for at most half a minute. A burst of
+ * reports — collectors replaying what they queued offline — is then written with the machine's
+ * CPU to itself, and folded into the summaries and rollouts once, after it, instead of by refreshes
+ * competing with it. Reports are unaffected (they fold the queues in before they read); the SQL
+ * views (Grafana) may lag by that half minute during a burst.
+ */
+const REFRESH_YIELD = { maxMs: 30_000, recheckMs: 250 } as const;
 
 export interface RunningHub {
   readonly ports: { readonly http: number; readonly otlpGrpc: number; readonly otlpHttp: number };
@@ -210,10 +219,11 @@ async function startOnceMigrated(
   await migrateWithRetry(database, context.status, log, context.signal);
   await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder }, clock());
   context.status.markMigrated();
+  const yieldToWrites = { ...REFRESH_YIELD, busy: () => context.writer.writing };
   for (const timer of [
     scheduleHistoryMaintenance(database.db, { retentionMs: config.historyRetention, clock }, log),
-    scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, context.metrics, log),
-    scheduleSummaryRefresh(database.db, SUMMARY_REFRESH_MS, clock, context.metrics, log),
+    scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, context.metrics, log, yieldToWrites),
+    scheduleSummaryRefresh(database.db, SUMMARY_REFRESH_MS, clock, context.metrics, log, yieldToWrites),
   ]) {
     steps.add(() => timer.stop());
   }

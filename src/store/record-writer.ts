@@ -47,6 +47,7 @@ export class RecordWriter implements RecordSink {
   readonly #options: RecordWriterOptions;
   /** Seconds a client is asked to wait when the database is unavailable. */
   readonly #retryAfterSeconds: number;
+  #inFlight = 0;
 
   constructor(db: Kysely<HubDatabase>, log: Logger, options: RecordWriterOptions) {
     this.#db = db;
@@ -56,7 +57,21 @@ export class RecordWriter implements RecordSink {
     this.#retryAfterSeconds = options.retryAfterSeconds ?? RETRY_LATER_SECONDS;
   }
 
+  /** Whether a write is under way: the background refreshes give way to it (see hub.ts). */
+  get writing(): boolean {
+    return this.#inFlight > 0;
+  }
+
   async write(records: readonly NormalizedRecord[]): Promise<WriteSummary> {
+    this.#inFlight += 1;
+    try {
+      return await this.#write(records);
+    } finally {
+      this.#inFlight -= 1;
+    }
+  }
+
+  async #write(records: readonly NormalizedRecord[]): Promise<WriteSummary> {
     const realStates = records.filter((record): record is RealStateRecord => record.kind === 'real-state');
     const desiredStates = records.filter((record): record is DesiredStateRecord => record.kind === 'desired-state');
     const removals = records.filter((record): record is ReconcilerRemovedRecord => record.kind === 'reconciler-removed');

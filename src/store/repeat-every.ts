@@ -12,6 +12,18 @@ export interface RepeatOptions {
    * grows under load takes at most 1 / (1 + restRatio) of the time of the connection it runs on.
    */
   readonly restRatio?: number;
+  /** Work that gives way to something more urgent, for a while (see YieldTo). */
+  readonly yieldTo?: YieldTo;
+}
+
+/**
+ * A run that falls due while `busy()` says so waits, checking again every `recheckMs`, until it is
+ * not busy or `maxMs` have passed since the run fell due — then it runs regardless.
+ */
+export interface YieldTo {
+  busy(): boolean;
+  readonly maxMs: number;
+  readonly recheckMs: number;
 }
 
 /**
@@ -22,12 +34,23 @@ export function repeatEvery(intervalMs: number, run: () => Promise<void>, option
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  const schedule = (delayMs: number): void => {
+  /** When the next run falls due. */
+  let due = 0;
+  const later = (delayMs: number): void => {
     if (stopped) return;
     timer = setTimeout(tick, delayMs);
     timer.unref();
   };
+  const schedule = (delayMs: number): void => {
+    due = performance.now() + delayMs;
+    later(delayMs);
+  };
   const tick = (): void => {
+    const { yieldTo } = options;
+    if (yieldTo !== undefined && performance.now() - due < yieldTo.maxMs && yieldTo.busy()) {
+      later(yieldTo.recheckMs);
+      return;
+    }
     const started = performance.now();
     running = run().finally(() => {
       running = undefined;
@@ -35,8 +58,12 @@ export function repeatEvery(intervalMs: number, run: () => Promise<void>, option
       schedule(Math.max(intervalMs - took, (options.restRatio ?? 0) * took));
     });
   };
-  if (options.immediately === true) tick();
-  else schedule(intervalMs);
+  if (options.immediately === true) {
+    due = performance.now();
+    tick();
+  } else {
+    schedule(intervalMs);
+  }
   return {
     async stop() {
       stopped = true;
@@ -55,7 +82,8 @@ export function repeatEvery(intervalMs: number, run: () => Promise<void>, option
  * ingest-core, 1,000 × 4) the summary refresh took 5.1 s of database time at 10×, 7.6 s at 3×, and
  * 1.4 s when it ran only before reports; a quiet fleet's refreshes take milliseconds and still run
  * every interval. Only the SQL views (Grafana) read the summaries between refreshes: behind by at
- * most ten times the last refresh under a burst (a few seconds).
+ * most ten times the last refresh under a burst, plus the time a refresh gives way to writes
+ * (hub.ts, REFRESH_YIELD).
  */
 export const REFRESH_REST_RATIO = 10;
 

@@ -8,7 +8,7 @@ import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { underRefreshLock } from './refresh-lock.ts';
-import { REFRESH_REST_RATIO, repeatThroughOutages } from './repeat-every.ts';
+import { REFRESH_REST_RATIO, repeatThroughOutages, type YieldTo } from './repeat-every.ts';
 
 /**
  * An INSERT queueing a refresh for the rows of `ranges` — a query of (endpoint id, from, to) — as
@@ -48,6 +48,7 @@ export function scheduleRolloutRefresh(
   intervalMs: number,
   metrics: Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed'>,
   log: Logger,
+  yieldTo?: YieldTo,
 ): { stop(): Promise<void> } {
   return repeatThroughOutages(
     intervalMs,
@@ -62,6 +63,6 @@ export function scheduleRolloutRefresh(
       log.debug(result, 'rollouts refreshed');
     },
     log,
-    { restRatio: REFRESH_REST_RATIO },
+    { restRatio: REFRESH_REST_RATIO, ...(yieldTo === undefined ? {} : { yieldTo }) },
   );
 }

@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { underRefreshLock } from './refresh-lock.ts';
-import { REFRESH_REST_RATIO, repeatThroughOutages } from './repeat-every.ts';
+import { REFRESH_REST_RATIO, repeatThroughOutages, type YieldTo } from './repeat-every.ts';
 
 /** How many reconcilers and hosts a refresh looked at. */
 export interface SummaryRefresh {
@@ -45,6 +45,7 @@ export function scheduleSummaryRefresh(
   clock: () => Date,
   metrics: Pick<HubMetrics, 'summaryRefreshSeconds' | 'summaryKeysRefreshed'>,
   log: Logger,
+  yieldTo?: YieldTo,
 ): { stop(): Promise<void> } {
   return repeatThroughOutages(
     intervalMs,
@@ -60,6 +61,6 @@ export function scheduleSummaryRefresh(
       log.debug(result, 'summaries refreshed');
     },
     log,
-    { restRatio: REFRESH_REST_RATIO },
+    { restRatio: REFRESH_REST_RATIO, ...(yieldTo === undefined ? {} : { yieldTo }) },
   );
 }

@@ -267,6 +267,22 @@ describe('RecordWriter', () => {
     ]);
   });
 
+  it('says it is writing from the start of a write until the last one under way ended, failed ones too', async () => {
+    expect(writer.writing).toBe(false);
+    const first = writer.write([stateRecord({ host: 'aks-dev-eus', commit: 'c1', at: minute(1) })]);
+    const second = writer.write([stateRecord({ host: 'aks-dev-wus', commit: 'c1', at: minute(1) })]);
+    expect(writer.writing).toBe(true);
+    await first;
+    expect(writer.writing).toBe(true);
+    await second;
+    expect(writer.writing).toBe(false);
+    // A write the store refuses (a status the schema does not know: not the normalizer's output).
+    const refused = writer.write([{ ...stateRecord({ host: 'aks-dev-eus', commit: 'c2', at: minute(2) }), status: 'sideways' as never }]);
+    expect(writer.writing).toBe(true);
+    await expect(refused).rejects.toThrow();
+    expect(writer.writing).toBe(false);
+  });
+
   it('takes concurrent, overlapping, out-of-order batches without deadlock or duplicates', async () => {
     const hosts = 6;
     const reconcilers = 8;

@@ -1,5 +1,6 @@
-// The timer behind the background refreshes: every interval while runs are quick, and a rest in
-// proportion to a slow run, so that work that grows under load cannot run back to back.
+// The timer behind the background refreshes: every interval while runs are quick, a rest in
+// proportion to a slow run, so that work that grows under load cannot run back to back, and runs
+// deferred for a while when they fall due during writes.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { repeatEvery } from '../../src/store/repeat-every.ts';
 
@@ -45,6 +46,43 @@ describe('repeatEvery', () => {
   it('rests after a slow run in proportion to how long it took, and keeps the interval after quick ones', async () => {
     // 2,500 ms run, then 7,500 ms rest (3×); then quick runs every second again.
     expect(await startsOf(1_000, [2_500, 100, 100], 12_500, 3)).toEqual([0, 10_000, 11_000, 12_000]);
+  });
+
+  it('defers a run that falls due while busy until it is not, checking every recheckMs', async () => {
+    let busyUntil = 2_600;
+    const starts: number[] = [];
+    const repeating = repeatEvery(
+      1_000,
+      async () => {
+        starts.push(performance.now());
+        await Promise.resolve();
+      },
+      { yieldTo: { busy: () => performance.now() < busyUntil, maxMs: 30_000, recheckMs: 250 } },
+    );
+    await vi.advanceTimersByTimeAsync(5_200);
+    // Due at 1,000 while busy: checked again at 1,250, …, 2,750 (no longer busy); then every second.
+    expect(starts.map(Math.round)).toEqual([2_750, 3_750, 4_750]);
+    busyUntil = Infinity;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(starts).toHaveLength(3);
+    await repeating.stop();
+  });
+
+  it('runs a deferred run anyway once maxMs have passed since it fell due', async () => {
+    const starts: number[] = [];
+    const repeating = repeatEvery(
+      1_000,
+      async () => {
+        starts.push(performance.now());
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      },
+      { yieldTo: { busy: () => true, maxMs: 5_000, recheckMs: 250 } },
+    );
+    await vi.advanceTimersByTimeAsync(13_000);
+    await repeating.stop();
+    // Due at 1,000, run at 6,000 (the first check at or past 5,000 ms after it fell due); the next
+    // due at 7,000 (an interval after the start), run at 12,000.
+    expect(starts.map(Math.round)).toEqual([6_000, 12_000]);
   });
 
   it('runs nothing more once stopped, and waits for the run under way', async () => {
