@@ -84,7 +84,7 @@ async function ingestRun(
   if (stored !== records.length) throw new Error(`${result.name}: ${records.length} records acknowledged, ${stored} history rows stored`);
   const copy = await benchCopyBaseline(url, hosts);
   progress(
-    `ingest ${result.name} ${options.batchSize}×${options.clients}: ${result.recordsPerSecond} records/s, COPY ${copy.rowsPerSecond} rows/s, ` +
+    `ingest ${result.name} ${options.batchSize}×${options.clients}: ${result.recordsPerSecond} records/s, COPY ${copy.rowsPerSecond} rows/s (loads: ${copy.loads.join(', ')}), ` +
       `CPU µs/record hub ${result.cpu?.hubUs} PostgreSQL ${result.cpu?.postgresUs}`,
   );
   return [...ingestRow(result, hubs.length), copy.rowsPerSecond, (result.recordsPerSecond / copy.rowsPerSecond).toFixed(2)];
@@ -130,7 +130,7 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
     '',
     'COPY: the same run\'s history rows loaded as `psql \\copy` loads them (text, one stream) into a clone of the history table with its indexes.',
     '',
-    markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows),
+    markdownTable([...INGEST_HEADER, 'COPY rows/s (median of 3 loads)', 'hub/COPY'], rows),
     '',
   ];
 }
@@ -144,7 +144,7 @@ async function ingestCoreSection(server: BenchServer): Promise<string[]> {
   await withHubs(url, 1, async ([hub]) => {
     for (const runId of [1, 2, 3]) rows.push(await ingestRun(url, [hub!], runId, { batchSize: 1_000, clients: 4, name: `OTLP/gRPC, raw, run ${runId}` }));
   });
-  return ['## Ingest 1,000 × 4, three runs', '', markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows), ''];
+  return ['## Ingest 1,000 × 4, three runs', '', markdownTable([...INGEST_HEADER, 'COPY rows/s (median of 3 loads)', 'hub/COPY'], rows), ''];
 }
 
 /**
@@ -179,7 +179,7 @@ async function ingestAgainstSection(server: BenchServer, other: string, pairCoun
   return [
     `## Ingest 1,000 × 4, this checkout against ${other}, ${pairCount} pairs`,
     '',
-    markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows),
+    markdownTable([...INGEST_HEADER, 'COPY rows/s (median of 3 loads)', 'hub/COPY'], rows),
     '',
     `Records/s, this checkout minus the other, pair by pair: ${differences.join(', ')} (mean ${mean(differences)}; means ${mean(rates[0])} and ${mean(rates[1])}).`,
     '',
@@ -196,7 +196,7 @@ async function ingestManySection(server: BenchServer): Promise<string[]> {
       rows.push(await ingestRun(url, [hub!], runId, { batchSize: 100, clients, name: `OTLP/gRPC, raw, ${clients} clients` }));
     }
   });
-  return ['## Ingest from many collectors (batches of 100)', '', markdownTable([...INGEST_HEADER, 'COPY rows/s', 'hub/COPY'], rows), ''];
+  return ['## Ingest from many collectors (batches of 100)', '', markdownTable([...INGEST_HEADER, 'COPY rows/s (median of 3 loads)', 'hub/COPY'], rows), ''];
 }
 
 async function scaleOutSection(server: BenchServer): Promise<string[]> {
