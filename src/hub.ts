@@ -45,13 +45,14 @@ const ROLLOUT_REFRESH_MS = 2_000;
 const SUMMARY_REFRESH_MS = 1_000;
 /**
  * The background refreshes give way to writes: a refresh that falls due while the hub is writing
- * waits until it is not (checking every quarter second), for at most half a minute. A burst of
+ * (a write under way, or one ended less than `gapMs` ago) waits until it is not, checking every
+ * quarter second, for at most half a minute. A burst of
  * reports — collectors replaying what they queued offline — is then written with the machine's
  * CPU to itself, and folded into the summaries and rollouts once, after it, instead of by refreshes
  * competing with it. Reports are unaffected (they fold the queues in before they read); the SQL
  * views (Grafana) may lag by that half minute during a burst.
  */
-const REFRESH_YIELD = { maxMs: 30_000, recheckMs: 250 } as const;
+const REFRESH_YIELD = { maxMs: 30_000, recheckMs: 250, gapMs: 100 } as const;
 
 export interface RunningHub {
   readonly ports: { readonly http: number; readonly otlpGrpc: number; readonly otlpHttp: number };
@@ -219,7 +220,7 @@ async function startOnceMigrated(
   await migrateWithRetry(database, context.status, log, context.signal);
   await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder }, clock());
   context.status.markMigrated();
-  const yieldToWrites = { ...REFRESH_YIELD, busy: () => context.writer.writing };
+  const yieldToWrites = { maxMs: REFRESH_YIELD.maxMs, recheckMs: REFRESH_YIELD.recheckMs, busy: () => context.writer.writingWithin(REFRESH_YIELD.gapMs) };
   for (const timer of [
     scheduleHistoryMaintenance(database.db, { retentionMs: config.historyRetention, clock }, log),
     scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, context.metrics, log, yieldToWrites),

@@ -48,6 +48,8 @@ export class RecordWriter implements RecordSink {
   /** Seconds a client is asked to wait when the database is unavailable. */
   readonly #retryAfterSeconds: number;
   #inFlight = 0;
+  /** When the last write ended (performance.now()). */
+  #lastEnded = -Infinity;
 
   constructor(db: Kysely<HubDatabase>, log: Logger, options: RecordWriterOptions) {
     this.#db = db;
@@ -57,9 +59,13 @@ export class RecordWriter implements RecordSink {
     this.#retryAfterSeconds = options.retryAfterSeconds ?? RETRY_LATER_SECONDS;
   }
 
-  /** Whether a write is under way: the background refreshes give way to it (see hub.ts). */
-  get writing(): boolean {
-    return this.#inFlight > 0;
+  /**
+   * Whether a write is under way or one ended less than `gapMs` ago: the background refreshes give
+   * way to writes (see hub.ts). A burst's exports are read and decoded between writes, so the
+   * writer alone is idle for moments while the burst goes on.
+   */
+  writingWithin(gapMs: number): boolean {
+    return this.#inFlight > 0 || performance.now() - this.#lastEnded < gapMs;
   }
 
   async write(records: readonly NormalizedRecord[]): Promise<WriteSummary> {
@@ -68,6 +74,7 @@ export class RecordWriter implements RecordSink {
       return await this.#write(records);
     } finally {
       this.#inFlight -= 1;
+      this.#lastEnded = performance.now();
     }
   }
 
