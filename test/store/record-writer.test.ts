@@ -6,6 +6,7 @@ import type { Database } from '../../src/store/connect.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { descriptorRecord, ENDPOINT, minute, stateRecord } from '../support/records.ts';
+import { lockingSession } from '../support/held-writes.ts';
 
 let testDb: TestDatabase;
 let database: Database;
@@ -274,12 +275,22 @@ describe('RecordWriter', () => {
       expect(writer.writingWithin(150)).toBe(false);
     };
     expect(writer.writingWithin(150)).toBe(false);
-    const first = writer.write([stateRecord({ host: 'aks-dev-eus', commit: 'c1', at: minute(1) })]);
-    const second = writer.write([stateRecord({ host: 'aks-dev-wus', commit: 'c1', at: minute(1) })]);
-    expect(writer.writingWithin(0)).toBe(true);
-    await first;
-    expect(writer.writingWithin(0)).toBe(true);
-    await second;
+    await writer.write([stateRecord({ host: 'aks-dev-wus', commit: 'c0', at: minute(0) })]);
+    await idle();
+    // The second write waits for its reconciler, which a session holds, until the first is done.
+    const locker = lockingSession(testDb.url);
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM reconciler r JOIN host h ON h.id = r.host_id WHERE h.name = 'aks-dev-wus' FOR UPDATE OF r`);
+      const second = writer.write([stateRecord({ host: 'aks-dev-wus', commit: 'c1', at: minute(1) })]);
+      await writer.write([stateRecord({ host: 'aks-dev-eus', commit: 'c1', at: minute(1) })]);
+      expect(writer.writingWithin(0)).toBe(true);
+      await locker.query('COMMIT');
+      await second;
+    } finally {
+      await locker.end();
+    }
     expect(writer.writingWithin(0)).toBe(false);
     await idle();
     // A write the store refuses (a status the schema does not know: not the normalizer's output).
