@@ -5,6 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { HubDatabase } from '../src/store/database-schema.ts';
 import { progress } from './bench-report.ts';
+import { refreshEveryRollout } from '../test/support/rollout-recount.ts';
 
 export interface FleetSize {
   readonly name: string;
@@ -145,8 +146,7 @@ export async function generateFleet(db: Kysely<HubDatabase>, size: FleetSize, t0
      ORDER BY h.reconciler_id, h.observed_at DESC`.execute(db);
   // What the hub keeps up to date as it writes (schema/0008), computed here in one go.
   step('rollouts (delivery metrics)');
-  await sql`SELECT kalypso_refresh_rollouts(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz))
-              FROM manifests_endpoint`.execute(db);
+  await sql.raw(refreshEveryRollout()).execute(db);
   step('analyze');
   await sql`ANALYZE`.execute(db);
 }

@@ -14,7 +14,7 @@ import { RecordWriter } from '../src/store/record-writer.ts';
 import { refreshRollouts } from '../src/store/rollout-refresh.ts';
 import { refreshSummaries } from '../src/store/summary-refresh.ts';
 import { protobufRequest } from '../test/support/raw-otlp.ts';
-import { progress } from './bench-report.ts';
+import { percentile, progress } from './bench-report.ts';
 import { desiredStateRecords, type IngestWorkload, workloadRecords } from './ingest-raw-grpc.ts';
 
 const RUNS = 3;
@@ -35,12 +35,11 @@ export interface RefreshReplayResult {
 }
 
 function times(calls: readonly number[]): RefreshTimes {
-  const sorted = [...calls].sort((a, b) => a - b);
   return {
-    calls: sorted.length,
-    p50Ms: Math.round(sorted[Math.floor((sorted.length - 1) / 2)] ?? 0),
-    maxMs: Math.round(sorted.at(-1) ?? 0),
-    totalMs: Math.round(sorted.reduce((sum, ms) => sum + ms, 0)),
+    calls: calls.length,
+    p50Ms: Math.round(percentile(calls, 50)),
+    maxMs: Math.round(percentile(calls, 100)),
+    totalMs: Math.round(calls.reduce((sum, ms) => sum + ms, 0)),
   };
 }
 

@@ -46,6 +46,8 @@ const INGEST_HEADER = [
   'path', 'hubs', 'records', 'batch', 'clients', 'records/s committed', 'ack p50 ms', 'ack p99 ms', 'hub RSS MiB (max)',
   'hub CPU µs/record', 'PostgreSQL CPU µs/record',
 ];
+/** The columns ingestRun adds after INGEST_HEADER's: the COPY baseline (ingest-copy.ts) and the ratio. */
+const COPY_HEADER = ['COPY rows/s (median of 3 loads)', 'hub/COPY'];
 
 async function withHubs<T>(url: string, count: number, body: (hubs: BenchHub[]) => Promise<T>): Promise<T> {
   const hubs: BenchHub[] = [];
@@ -130,7 +132,7 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
     '',
     'COPY: the same run\'s history rows loaded as `psql \\copy` loads them (text, one stream) into a clone of the history table with its indexes.',
     '',
-    markdownTable([...INGEST_HEADER, 'COPY rows/s (median of 3 loads)', 'hub/COPY'], rows),
+    markdownTable([...INGEST_HEADER, ...COPY_HEADER], rows),
     '',
   ];
 }
@@ -144,7 +146,7 @@ async function ingestCoreSection(server: BenchServer): Promise<string[]> {
   await withHubs(url, 1, async ([hub]) => {
     for (const runId of [1, 2, 3]) rows.push(await ingestRun(url, [hub!], runId, { batchSize: 1_000, clients: 4, name: `OTLP/gRPC, raw, run ${runId}` }));
   });
-  return ['## Ingest 1,000 × 4, three runs', '', markdownTable([...INGEST_HEADER, 'COPY rows/s (median of 3 loads)', 'hub/COPY'], rows), ''];
+  return ['## Ingest 1,000 × 4, three runs', '', markdownTable([...INGEST_HEADER, ...COPY_HEADER], rows), ''];
 }
 
 /**
@@ -179,7 +181,7 @@ async function ingestAgainstSection(server: BenchServer, other: string, pairCoun
   return [
     `## Ingest 1,000 × 4, this checkout against ${other}, ${pairCount} pairs`,
     '',
-    markdownTable([...INGEST_HEADER, 'COPY rows/s (median of 3 loads)', 'hub/COPY'], rows),
+    markdownTable([...INGEST_HEADER, ...COPY_HEADER], rows),
     '',
     `Records/s, this checkout minus the other, pair by pair: ${differences.join(', ')} (mean ${mean(differences)}; means ${mean(rates[0])} and ${mean(rates[1])}).`,
     '',
@@ -196,7 +198,7 @@ async function ingestManySection(server: BenchServer): Promise<string[]> {
       rows.push(await ingestRun(url, [hub!], runId, { batchSize: 100, clients, name: `OTLP/gRPC, raw, ${clients} clients` }));
     }
   });
-  return ['## Ingest from many collectors (batches of 100)', '', markdownTable([...INGEST_HEADER, 'COPY rows/s (median of 3 loads)', 'hub/COPY'], rows), ''];
+  return ['## Ingest from many collectors (batches of 100)', '', markdownTable([...INGEST_HEADER, ...COPY_HEADER], rows), ''];
 }
 
 async function scaleOutSection(server: BenchServer): Promise<string[]> {

@@ -15,7 +15,7 @@ import { FleetBuilder } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { randomStep } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
-import { releasedFunction, releasedRefresh } from '../support/rollout-recount.ts';
+import { refreshEveryRollout, releasedFunction, releasedRefresh } from '../support/rollout-recount.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 /** CTEs of the rollout refresh with a row per report, reconciler or subscriber. */
@@ -93,29 +93,26 @@ async function plansOf(client: pg.Client, statement: string): Promise<PlanNode[]
   return plans;
 }
 
-const everyRollout = (refresh: string) =>
-  `SELECT ${refresh}(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz)) FROM manifests_endpoint`;
-
 describe('the refreshes plan', () => {
   it('no nested loop over a CTE of many rows in the rollout refresh', async () => {
-    expect(await rescannedCtes(everyRollout('kalypso_refresh_rollouts'), ROLLOUT_CTES_OF_MANY_ROWS)).toEqual([]);
+    expect(await rescannedCtes(refreshEveryRollout('kalypso_refresh_rollouts'), ROLLOUT_CTES_OF_MANY_ROWS)).toEqual([]);
   });
 
   it('what the rollout refresh of schema/0016 planned: a loop over the reports of each subscriber', async () => {
-    expect(await rescannedCtes(everyRollout('kalypso_refresh_rollouts_0016'), ROLLOUT_CTES_OF_MANY_ROWS)).toContain('reported');
+    expect(await rescannedCtes(refreshEveryRollout('kalypso_refresh_rollouts_0016'), ROLLOUT_CTES_OF_MANY_ROWS)).toContain('reported');
   });
 
   it('no nested loop over a CTE of a row per target in the delivery functions', async () => {
     const delivery = `SELECT * FROM kalypso_delivery_outcomes(); SELECT * FROM kalypso_delivery_rollouts();
                       SELECT * FROM kalypso_current_rollouts(now(), NULL);
                       SELECT * FROM kalypso_current_rollouts(now(), (SELECT array_agg(id) FROM deployment_target))`;
-    expect(await rescannedCtes(delivery, CURRENT_ROLLOUT_CTES, everyRollout('kalypso_refresh_rollouts'))).toEqual([]);
+    expect(await rescannedCtes(delivery, CURRENT_ROLLOUT_CTES, refreshEveryRollout('kalypso_refresh_rollouts'))).toEqual([]);
   });
 
   it('what kalypso_current_rollouts of schema/0014 planned: a loop over the current rollouts for each one counted', async () => {
     // As kalypso_delivery_rollouts calls it: for the targets of the newest rollouts.
     const old = `SELECT * FROM kalypso_current_rollouts_0014(now(), (SELECT array_agg(id) FROM deployment_target))`;
-    expect(await rescannedCtes(old, CURRENT_ROLLOUT_CTES, everyRollout('kalypso_refresh_rollouts'))).toContain('current_rollout');
+    expect(await rescannedCtes(old, CURRENT_ROLLOUT_CTES, refreshEveryRollout('kalypso_refresh_rollouts'))).toContain('current_rollout');
   });
 
   it('no nested loop over a CTE of many rows in the summary refresh', async () => {

@@ -10,7 +10,12 @@ import type pg from 'pg';
  */
 export async function rederiveEveryRollout(client: pg.Client, refresh = 'kalypso_refresh_rollouts'): Promise<void> {
   await client.query('DELETE FROM rollout_laggard; DELETE FROM rollout');
-  await client.query(`SELECT ${refresh}(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz)) FROM manifests_endpoint`);
+  await client.query(refreshEveryRollout(refresh));
+}
+
+/** The statement that has `refresh` refresh every rollout of every endpoint, over all time. */
+export function refreshEveryRollout(refresh = 'kalypso_refresh_rollouts'): string {
+  return `SELECT ${refresh}(array_agg(id), array_agg('-infinity'::timestamptz), array_agg('infinity'::timestamptz)) FROM manifests_endpoint`;
 }
 
 /**
