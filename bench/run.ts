@@ -1,4 +1,4 @@
-// `npm run bench [-- --only ingest|ingest-many|scale-out|arg|reports-s|reports-l|ingest-core|refresh-replay] [--against <checkout>]`: runs the benchmarks on
+// `npm run bench [-- --only ingest|ingest-many|scale-out|arg|reports-s|reports-l|ingest-core|refresh-replay|decode] [--against <checkout>]`: runs the benchmarks on
 // this machine against an embedded PostgreSQL, prints a table and (for a full run) writes
 // bench/results.md.
 import { writeFile } from 'node:fs/promises';
@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type BenchHub, type BenchServer, HUB_NODE_ARGS, startBenchHub, startBenchServer, THIS_CHECKOUT } from './bench-hub.ts';
 import { machineLine, markdownTable, progress } from './bench-report.ts';
+import { benchDecodeNormalize } from './decode-normalize.ts';
 import { benchDeliveryRefresh } from './delivery-refresh.ts';
 import { benchRefreshReplay } from './refresh-replay.ts';
 import { FLEET_L, FLEET_S, type FleetSize, generateFleet } from './fleet.ts';
@@ -23,12 +24,13 @@ import { benchUiPages } from './ui-pages.ts';
 
 const SECTIONS = ['ingest', 'ingest-many', 'scale-out', 'arg', 'reports-s', 'reports-l'] as const;
 /** Asked for by name only: short loops for trying a change to the write path or the refreshes. */
-const ON_REQUEST = ['ingest-core', 'refresh-replay'] as const;
+const ON_REQUEST = ['ingest-core', 'refresh-replay', 'decode'] as const;
 // --against <checkout>: ingest-core runs this checkout's hub and that one's (another worktree of
 // the repository, with its node_modules), alternating run by run, so that a change is measured
-// against the code before it under the same moments of this shared machine's noise.
+// against the code before it under the same moments of this shared machine's noise; decode loads
+// both checkouts' decoders into one process and alternates pass by pass.
 const { only, against, pairs } = parseArgs({ options: { only: { type: 'string' }, against: { type: 'string' }, pairs: { type: 'string' } } }).values;
-if (against !== undefined && only !== 'ingest-core') throw new Error('--against goes with --only ingest-core');
+if (against !== undefined && only !== 'ingest-core' && only !== 'decode') throw new Error('--against goes with --only ingest-core or --only decode');
 if (only !== undefined && ![...SECTIONS, ...ON_REQUEST].includes(only as never)) {
   throw new Error(`--only must be one of ${[...SECTIONS, ...ON_REQUEST].join(', ')}`);
 }
@@ -339,7 +341,23 @@ async function refreshReplaySection(server: BenchServer): Promise<string[]> {
   }
 }
 
+/** Decoding and normalizing in process (decode-normalize.ts): the hub's part before the store. */
+async function decodeSection(other: string | undefined): Promise<string[]> {
+  const results = await benchDecodeNormalize(other === undefined ? [THIS_CHECKOUT] : [THIS_CHECKOUT, path.resolve(other)]);
+  return [
+    `## Decode and normalize, in process (120,000 records in requests of 1,000; best of 12 passes${other === undefined ? '' : ', alternating between the checkouts'})`,
+    '',
+    markdownTable(
+      ['checkout', 'encoding', 'bytes/record', 'decode µs/record', 'decode + normalize µs/record'],
+      results.map((result) => [result.checkout, result.encoding, result.bytesPerRecord, result.decodeUs.toFixed(2), result.decodeNormalizeUs.toFixed(2)]),
+    ),
+    '',
+  ];
+}
+
 const sections: string[] = [];
+// Before PostgreSQL starts: nothing else of the bench's runs on the machine meanwhile.
+if (runs('decode')) sections.push(...(await decodeSection(against)));
 progress('starting PostgreSQL');
 // KALYPSO_BENCH_PG_STATEMENTS=1: the database's side of the ingest runs, statement by statement
 // (nested ones too: a function's statements are listed beside the call that ran them).
