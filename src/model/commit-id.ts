@@ -12,7 +12,9 @@ const BARE_HEX = /^[0-9a-f]{7,64}$/i;
  */
 export function canonicalCommitId(raw: string): string {
   const value = raw.trim();
+  // Bare hex first: the commonest spelling, and one the other two cannot match (they need `:` or
+  // `/`). Tried last, every report's commit went through two failing patterns first.
+  if (BARE_HEX.test(value)) return value.toLowerCase();
   const digest = DIGEST.exec(value) ?? BRANCH_SLASH_HEX.exec(value);
-  if (digest?.[1] !== undefined) return digest[1].toLowerCase();
-  return BARE_HEX.test(value) ? value.toLowerCase() : value;
+  return digest?.[1] !== undefined ? digest[1].toLowerCase() : value;
 }

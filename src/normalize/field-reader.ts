@@ -86,6 +86,8 @@ export class FieldReader {
   ): T | undefined {
     const text = this.optionalString(field, value, FIELD_LIMITS.token);
     if (text === undefined) return undefined;
+    // Spelled as allowed, as nearly every report does: nothing to fold.
+    if ((allowed as readonly string[]).includes(text)) return text as T;
     const key = text.toLowerCase().replaceAll('-', '_');
     // Own keys only: `constructor` or `__proto__` must not find Object's.
     const found = allowed.find((candidate) => candidate === key) ?? (Object.hasOwn(aliases, key) ? aliases[key] : undefined);

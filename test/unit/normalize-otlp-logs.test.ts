@@ -81,6 +81,24 @@ describe('normalizeLogsRequest: kalypso.deployment.state', () => {
     expect(state?.commitId).toBe(HEX);
   });
 
+  it('reads a status in any case, with - or _, and by its synonyms', () => {
+    const spellings = { success: 'success', SUCCESS: 'success', 'In-Progress': 'in_progress', IN_PROGRESS: 'in_progress', Progressing: 'in_progress', Failed: 'failure' };
+    for (const [sent, stored] of Object.entries(spellings)) {
+      const [state] = normalizeLogsRequest(request({ 'k8s.cluster.name': 'c1' }, [record({ ...STATE, 'kalypso.deployment.status': sent })]), RECEIVED)
+        .records as RealStateRecord[];
+      expect(state?.status, sent).toBe(stored);
+    }
+    const refused = normalizeLogsRequest(request({ 'k8s.cluster.name': 'c1' }, [record({ ...STATE, 'kalypso.deployment.status': 'done' })]), RECEIVED);
+    expect(refused.rejected[0]?.reason).toContain('kalypso.deployment.status must be one of success, failure, in_progress');
+  });
+
+  it('names the first spelling of a field that has none of its spellings', () => {
+    const attributes: Record<string, AnyValue> = { ...STATE };
+    delete attributes['vcs.ref.head.revision'];
+    const result = normalizeLogsRequest(request({ 'k8s.cluster.name': 'c1' }, [record(attributes)]), RECEIVED);
+    expect(result.rejected[0]?.reason).toBe('kalypso.deployment.state: vcs.ref.head.revision is missing');
+  });
+
   it('falls back to the observed time, then to the receive time', () => {
     const observed = normalizeLogsRequest(
       request({ 'k8s.cluster.name': 'c1' }, [record(STATE, { timeUnixNano: 0n, observedTimeUnixNano: 1_763_630_049_000_000_000n })]),
