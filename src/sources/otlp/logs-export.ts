@@ -3,7 +3,7 @@
 import type { Logger } from '../../log/logger.ts';
 import type { HubMetrics } from '../../metrics/hub-metrics.ts';
 import { countRecords, type OtlpLimits } from '../../normalize/otlp-limits.ts';
-import { normalizeLogsRequest, type Rejection } from '../../normalize/otlp-logs.ts';
+import { type NormalizedLogs, normalizeLogsRequest, type Rejection } from '../../normalize/otlp-logs.ts';
 import { StoreUnavailableError } from '../../store/store-errors.ts';
 import type { GroupCommit } from './group-commit.ts';
 import { type DecodeMemory, decodedSizeEstimate, type WireEncoding } from './decode-memory.ts';
@@ -91,22 +91,9 @@ export class LogsExport {
   }
 
   async #export(transport: Transport, decode: () => LogsRequestWire): Promise<ExportOutcome> {
-    const { groupCommit, metrics, log, limits } = this.#deps;
-    let request: LogsRequestWire;
-    try {
-      request = decode();
-    } catch (error) {
-      if (error instanceof OtlpDecodeError) return { kind: 'invalid', message: error.message };
-      throw error;
-    }
-    const records = countRecords(request);
-    if (records > limits.maxRecordsPerRequest) {
-      return {
-        kind: 'too-large',
-        message: `request has ${records} log records; the limit is ${limits.maxRecordsPerRequest} (--max-records-per-request): send smaller batches`,
-      };
-    }
-    const normalized = normalizeLogsRequest(request, new Date(), limits);
+    const { groupCommit, metrics, log } = this.#deps;
+    const normalized = this.#normalized(decode);
+    if (!('records' in normalized)) return normalized;
     metrics.ingestRecords.inc({ transport, outcome: 'rejected' }, normalized.rejected.length);
     metrics.ingestRecords.inc({ transport, outcome: 'ignored' }, normalized.ignored);
     const partial = {
@@ -138,6 +125,31 @@ export class LogsExport {
       metrics.inFlightWrites.dec();
       stopTimer();
     }
+  }
+
+  /**
+   * The request decoded and normalized, or why it cannot be. A call of its own so that the decoded
+   * request (twice the size of the records made from it) is garbage once this returns: a local of
+   * #export would be held across the write's await — and, under load, promoted to the old
+   * generation for the major collections to sweep.
+   */
+  #normalized(decode: () => LogsRequestWire): NormalizedLogs | ExportOutcome {
+    const { limits } = this.#deps;
+    let request: LogsRequestWire;
+    try {
+      request = decode();
+    } catch (error) {
+      if (error instanceof OtlpDecodeError) return { kind: 'invalid', message: error.message };
+      throw error;
+    }
+    const records = countRecords(request);
+    if (records > limits.maxRecordsPerRequest) {
+      return {
+        kind: 'too-large',
+        message: `request has ${records} log records; the limit is ${limits.maxRecordsPerRequest} (--max-records-per-request): send smaller batches`,
+      };
+    }
+    return normalizeLogsRequest(request, new Date(), limits);
   }
 }
 
