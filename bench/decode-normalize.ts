@@ -34,18 +34,31 @@ interface Pipeline {
 
 type Encoding = 'protobuf' | 'JSON';
 
+/** Checkouts before the walking decoders (commit ca7f07f and older) built a request tree first. */
 async function loadPipeline(checkout: string): Promise<Pipeline> {
   const load = (file: string) => import(pathToFileURL(path.join(checkout, file)).href) as Promise<Record<string, (...args: never[]) => never>>;
-  const { normalizeLogsRequest } = await load('src/normalize/otlp-logs.ts');
-  const { decodeLogsProtobuf } = await load('src/sources/otlp/decode-protobuf.ts');
-  const { decodeLogsJson } = await load('src/sources/otlp/decode-json.ts');
+  const normalize = await load('src/normalize/otlp-logs.ts');
+  const protobuf = await load('src/sources/otlp/decode-protobuf.ts');
+  const json = await load('src/sources/otlp/decode-json.ts');
+  const name = path.basename(checkout);
+  const Normalizer = normalize['LogsNormalizer'] as unknown as (new (receivedAt: Date) => { result(): { records: unknown[] } }) | undefined;
+  if (Normalizer !== undefined) {
+    const walk = (encoding: Encoding, body: Buffer | string, visitor: unknown): void =>
+      encoding === 'protobuf' ? protobuf['walkLogsProtobuf']!(body as never, visitor as never) : json['walkLogsJson']!(body as never, visitor as never);
+    const ignore = { resource: () => undefined, scope: () => undefined, record: () => undefined };
+    return {
+      name,
+      decode: (encoding, body) => walk(encoding, body, ignore),
+      decodeNormalize: (encoding, body) => {
+        const normalizer = new Normalizer(new Date());
+        walk(encoding, body, normalizer);
+        return normalizer.result();
+      },
+    };
+  }
   const decode = (encoding: Encoding, body: Buffer | string): unknown =>
-    encoding === 'protobuf' ? decodeLogsProtobuf!(body as never) : decodeLogsJson!(body as never);
-  return {
-    name: path.basename(checkout),
-    decode,
-    decodeNormalize: (encoding, body) => normalizeLogsRequest!(decode(encoding, body) as never, new Date() as never),
-  };
+    encoding === 'protobuf' ? protobuf['decodeLogsProtobuf']!(body as never) : json['decodeLogsJson']!(body as never);
+  return { name, decode, decodeNormalize: (encoding, body) => normalize['normalizeLogsRequest']!(decode(encoding, body) as never, new Date() as never) };
 }
 
 /** The ingest bench's records (2,000 hosts × 12 reconcilers × 5 rounds) in requests of 1,000, through each checkout. */

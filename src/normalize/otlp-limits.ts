@@ -2,7 +2,7 @@
 // real collectors (a collector batch is typically 8,192 records; semantic-convention attributes
 // are short; resources carry a few dozen attributes) and still stop a request from making the hub
 // build millions of objects for one sender.
-import type { AnyValue, KeyValues } from '../sources/otlp/otlp-wire.ts';
+import type { AnyValue, Attributes, KeyValues } from '../sources/otlp/otlp-wire.ts';
 
 export interface OtlpLimits {
   /** Records in one request; more refuses the whole request (413 / RESOURCE_EXHAUSTED). */
@@ -27,22 +27,36 @@ export const DEFAULT_OTLP_LIMITS: OtlpLimits = {
  * undefined when they do not. Only Kalypso's records are held to it: ordinary logs are ignored
  * whatever they carry.
  */
-export function attributeLimitProblem(attributes: KeyValues, where: 'record' | 'resource', limits: OtlpLimits): string | undefined {
-  const keys = Object.keys(attributes);
-  if (keys.length > limits.maxAttributes) {
-    return `the ${where} has ${keys.length} attributes; the limit is ${limits.maxAttributes} (--max-attributes)`;
+export function attributeLimitProblem(attributes: Attributes, where: 'record' | 'resource', limits: OtlpLimits): string | undefined {
+  // A pair hidden by a later one with the same key was never an attribute: count and check the others.
+  const count = distinctCount(attributes);
+  if (count > limits.maxAttributes) {
+    return `the ${where} has ${count} attributes; the limit is ${limits.maxAttributes} (--max-attributes)`;
   }
   const prefix = where === 'resource' ? 'resource attribute' : 'attribute';
-  for (const key of keys) {
+  for (let i = 0; i < attributes.length; i += 1) {
+    const key = attributes.keyAt(i);
     if (key.length > limits.maxAttributeValueLength) {
       return `${prefix} key ${JSON.stringify(key.slice(0, 64))}… is ${key.length} characters long; the limit is ${limits.maxAttributeValueLength} (--max-attribute-value-length)`;
     }
-    const length = longestValue(attributes[key]);
-    if (length > limits.maxAttributeValueLength) {
+    const length = longestValue(attributes.valueAt(i));
+    if (length > limits.maxAttributeValueLength && !attributes.isHidden(i)) {
       return `${prefix} ${key} is ${length} characters long; the limit is ${limits.maxAttributeValueLength} (--max-attribute-value-length)`;
     }
   }
   return undefined;
+}
+
+/** Keys counted once each: by scanning when there are few (every real record), by a set otherwise. */
+function distinctCount(attributes: Attributes): number {
+  if (attributes.length <= 32) {
+    let count = 0;
+    for (let i = 0; i < attributes.length; i += 1) if (!attributes.isHidden(i)) count += 1;
+    return count;
+  }
+  const keys = new Set<string>();
+  for (let i = 0; i < attributes.length; i += 1) keys.add(attributes.keyAt(i));
+  return keys.size;
 }
 
 /** The longest string (or bytes value) in a value, arrays and maps included. */
@@ -53,10 +67,4 @@ function longestValue(value: AnyValue): number {
     return Object.entries(value as KeyValues).reduce((longest, [key, item]) => Math.max(longest, key.length, longestValue(item)), 0);
   }
   return 0;
-}
-
-export function countRecords(request: { readonly resourceLogs: readonly { readonly scopeLogs: readonly { readonly logRecords: readonly unknown[] }[] }[] }): number {
-  let count = 0;
-  for (const resourceLogs of request.resourceLogs) for (const scopeLogs of resourceLogs.scopeLogs) count += scopeLogs.logRecords.length;
-  return count;
 }

@@ -1,7 +1,18 @@
 // One OTLP logs export request → normalized records, the records it rejects (with the field
 // that was wrong) and a count of ordinary logs it ignores. Pure: no I/O, no clock.
+//
+// The normalizer is a LogsVisitor: the decoders hand it each record as they read it (see
+// otlp-wire.ts), so no request tree is built on the way in.
 import type { NormalizedRecord } from '../model/deployment-records.ts';
-import type { KeyValues, LogRecordWire, LogsRequestWire } from '../sources/otlp/otlp-wire.ts';
+import {
+  Attributes,
+  type KeyValues,
+  type LogRecordView,
+  type LogRecordWire,
+  type LogsRequestWire,
+  type LogsVisitor,
+  visitLogs,
+} from '../sources/otlp/otlp-wire.ts';
 import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
 import { type AttributeLookup, normalizeStateReport } from './deployment-state-report.ts';
 import { isFluxObjectRecord, normalizeFluxObject } from './k8sobjects.ts';
@@ -27,39 +38,92 @@ export interface NormalizedLogs {
   readonly ignored: number;
 }
 
-export function normalizeLogsRequest(request: LogsRequestWire, receivedAt: Date, limits: OtlpLimits = DEFAULT_OTLP_LIMITS): NormalizedLogs {
-  const records: NormalizedRecord[] = [];
-  const rejections: Rejection[] = [];
-  let ignored = 0;
-  request.resourceLogs.forEach((resourceLogs, r) => {
-    const resourceProblem = attributeLimitProblem(resourceLogs.resourceAttributes, 'resource', limits);
-    resourceLogs.scopeLogs.forEach((scopeLogs, s) => {
-      scopeLogs.logRecords.forEach((record, l) => {
-        const outcome = normalizeLogRecord(resourceLogs.resourceAttributes, record, receivedAt, limits, resourceProblem);
-        if (outcome === undefined) ignored += 1;
-        else if (outcome.ok) records.push(outcome.value);
-        else {
-          rejections.push({
-            position: `resource_logs[${r}].scope_logs[${s}].log_records[${l}]`,
-            reason: outcome.reason,
-          });
-        }
-      });
-    });
-  });
-  return { records, rejected: rejections, ignored };
+/** Normalizes the records of a walk as they come; `result` once the walk is over. */
+export class LogsNormalizer implements LogsVisitor {
+  readonly #receivedAt: Date;
+  readonly #limits: OtlpLimits;
+  readonly #records: NormalizedRecord[] = [];
+  readonly #rejections: Rejection[] = [];
+  #ignored = 0;
+  /** Records seen, normalized or not. */
+  #seen = 0;
+  #resource = new Attributes();
+  #resourceProblem: string | undefined;
+  #record: Attributes | undefined;
+  /** Position of the current record: indexes of its resource, scope and record. */
+  #r = -1;
+  #s = -1;
+  #l = -1;
+  /** One lookup for the whole request (a record's attribute, else its resource's), not one per record. */
+  readonly #attribute: AttributeLookup = (key) => this.#record?.get(key) ?? this.#resource.get(key);
+
+  constructor(receivedAt: Date, limits: OtlpLimits = DEFAULT_OTLP_LIMITS) {
+    this.#receivedAt = receivedAt;
+    this.#limits = limits;
+  }
+
+  /** Records in the request so far. Past the request limit they are only counted (the caller refuses the request). */
+  get recordCount(): number {
+    return this.#seen;
+  }
+
+  resource(attributes: Attributes): void {
+    this.#resource = attributes;
+    this.#resourceProblem = attributeLimitProblem(attributes, 'resource', this.#limits);
+    this.#r += 1;
+    this.#s = -1;
+  }
+
+  scope(): void {
+    this.#s += 1;
+    this.#l = -1;
+  }
+
+  record(record: LogRecordView): void {
+    this.#l += 1;
+    this.#seen += 1;
+    if (this.#seen > this.#limits.maxRecordsPerRequest) return;
+    this.#record = record.attributes;
+    const outcome = normalizeOne(this.#attribute, record, this.#receivedAt, this.#limits, this.#resourceProblem);
+    this.#record = undefined;
+    if (outcome === undefined) this.#ignored += 1;
+    else if (outcome.ok) this.#records.push(outcome.value);
+    else this.#rejections.push({ position: `resource_logs[${this.#r}].scope_logs[${this.#s}].log_records[${this.#l}]`, reason: outcome.reason });
+  }
+
+  result(): NormalizedLogs {
+    return { records: this.#records, rejected: this.#rejections, ignored: this.#ignored };
+  }
 }
 
-/** undefined for records that are not ours. */
-export function normalizeLogRecord(
-  resource: KeyValues,
-  record: LogRecordWire,
+/** A request already decoded into a tree (tests and tools). */
+export function normalizeLogsRequest(request: LogsRequestWire, receivedAt: Date, limits: OtlpLimits = DEFAULT_OTLP_LIMITS): NormalizedLogs {
+  const normalizer = new LogsNormalizer(receivedAt, limits);
+  visitLogs(request, normalizer);
+  return normalizer.result();
+}
+
+/** One record of a tree; undefined for records that are not ours. */
+export function normalizeLogRecord(resource: KeyValues, record: LogRecordWire, receivedAt: Date, limits: OtlpLimits = DEFAULT_OTLP_LIMITS): Normalized | undefined {
+  const resourceAttributes = Attributes.of(resource);
+  const recordAttributes = Attributes.of(record.attributes);
+  return normalizeOne(
+    (key) => recordAttributes.get(key) ?? resourceAttributes.get(key),
+    { ...record, attributes: recordAttributes },
+    receivedAt,
+    limits,
+    attributeLimitProblem(resourceAttributes, 'resource', limits),
+  );
+}
+
+function normalizeOne(
+  attribute: AttributeLookup,
+  record: LogRecordView,
   receivedAt: Date,
-  limits: OtlpLimits = DEFAULT_OTLP_LIMITS,
-  resourceProblem: string | undefined = attributeLimitProblem(resource, 'resource', limits),
+  limits: OtlpLimits,
+  resourceProblem: string | undefined,
 ): Normalized | undefined {
-  const attribute: AttributeLookup = (key) => record.attributes[key] ?? resource[key];
-  const kind = record.eventName !== '' ? record.eventName : record.attributes['event.name'];
+  const kind = record.eventName !== '' ? record.eventName : record.attributes.get('event.name');
   const fluxObject = kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor && isFluxObjectRecord(attribute, record.body);
   if (!fluxObject && kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor) return undefined;
   // Limits hold for the records the hub reads; ordinary logs are ignored whatever they carry.
@@ -91,7 +155,7 @@ export function normalizeLogRecord(
 }
 
 /** `time_unix_nano`, else `observed_time_unix_nano`, else the time the hub received the record. */
-function recordTime(record: LogRecordWire, receivedAt: Date): Date {
+function recordTime(record: LogRecordView, receivedAt: Date): Date {
   const nanos = record.timeUnixNano !== 0n ? record.timeUnixNano : record.observedTimeUnixNano;
   if (nanos === 0n) return receivedAt;
   const millis = nanos / 1_000_000n;

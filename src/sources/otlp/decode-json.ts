@@ -1,19 +1,23 @@
-// OTLP/JSON text → wire model. The specification's JSON uses lowerCamelCase keys, 64-bit
-// integers as decimal strings and bytes as base64; like the collector, the hub also accepts
-// snake_case keys and plain numbers.
+// OTLP/JSON text → the records of a request, handed to a visitor one by one (see otlp-wire.ts).
+// The specification's JSON uses lowerCamelCase keys, 64-bit integers as decimal strings and bytes
+// as base64; like the collector, the hub also accepts snake_case keys and plain numbers.
 import { MAX_VALUE_DEPTH } from './decode-protobuf.ts';
 import {
   type AnyValue,
-  type KeyValues,
-  type LogRecordWire,
-  type LogsRequestWire,
+  Attributes,
+  collectLogs,
   emptyKeyValues,
+  type KeyValues,
+  type LogRecordView,
+  type LogsRequestWire,
+  type LogsVisitor,
   OtlpDecodeError,
 } from './otlp-wire.ts';
 
 type JsonObject = { readonly [key: string]: unknown };
 
-export function decodeLogsJson(text: string): LogsRequestWire {
+/** Walks an OTLP/JSON logs request, handing each record to `visitor` in turn. */
+export function walkLogsJson(text: string, visitor: LogsVisitor): void {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -21,33 +25,37 @@ export function decodeLogsJson(text: string): LogsRequestWire {
     throw new OtlpDecodeError(`invalid OTLP JSON payload: ${(error as Error).message}`);
   }
   const request = object(parsed, 'request');
-  return {
-    resourceLogs: array(field(request, 'resourceLogs'), 'resourceLogs').map((item, r) => {
-      const resourceLogs = object(item, `resourceLogs[${r}]`);
-      const resource = field(resourceLogs, 'resource');
-      return {
-        resourceAttributes:
-          resource === undefined ? emptyKeyValues() : keyValues(field(object(resource, 'resource'), 'attributes'), 0),
-        scopeLogs: array(field(resourceLogs, 'scopeLogs'), `resourceLogs[${r}].scopeLogs`).map((scope, s) => ({
-          logRecords: array(
-            field(object(scope, `resourceLogs[${r}].scopeLogs[${s}]`), 'logRecords'),
-            `resourceLogs[${r}].scopeLogs[${s}].logRecords`,
-          ).map((record, l) => logRecord(object(record, `resourceLogs[${r}].scopeLogs[${s}].logRecords[${l}]`))),
-        })),
-      };
-    }),
-  };
+  const view: LogRecordView = { timeUnixNano: 0n, observedTimeUnixNano: 0n, eventName: '', attributes: new Attributes(), body: undefined };
+  array(field(request, 'resourceLogs'), 'resourceLogs').forEach((item, r) => {
+    const resourceLogs = object(item, `resourceLogs[${r}]`);
+    const resource = field(resourceLogs, 'resource');
+    const attributes = new Attributes();
+    if (resource !== undefined) addKeyValues(field(object(resource, 'resource'), 'attributes'), attributes, 0);
+    visitor.resource(attributes);
+    array(field(resourceLogs, 'scopeLogs'), `resourceLogs[${r}].scopeLogs`).forEach((scope, s) => {
+      visitor.scope();
+      const where = `resourceLogs[${r}].scopeLogs[${s}]`;
+      array(field(object(scope, where), 'logRecords'), `${where}.logRecords`).forEach((record, l) => {
+        readLogRecord(object(record, `${where}.logRecords[${l}]`), view);
+        visitor.record(view);
+      });
+    });
+  });
 }
 
-function logRecord(record: JsonObject): LogRecordWire {
+/** The request as a tree (tests and tools; the receivers walk it). */
+export function decodeLogsJson(text: string): LogsRequestWire {
+  return collectLogs((visitor) => walkLogsJson(text, visitor));
+}
+
+function readLogRecord(record: JsonObject, view: LogRecordView): void {
   const eventName = field(record, 'eventName');
-  return {
-    timeUnixNano: nanos(field(record, 'timeUnixNano'), 'timeUnixNano'),
-    observedTimeUnixNano: nanos(field(record, 'observedTimeUnixNano'), 'observedTimeUnixNano'),
-    eventName: typeof eventName === 'string' ? eventName : '',
-    attributes: keyValues(field(record, 'attributes'), 0),
-    body: anyValue(field(record, 'body'), 0),
-  };
+  view.timeUnixNano = nanos(field(record, 'timeUnixNano'), 'timeUnixNano');
+  view.observedTimeUnixNano = nanos(field(record, 'observedTimeUnixNano'), 'observedTimeUnixNano');
+  view.eventName = typeof eventName === 'string' ? eventName : '';
+  view.attributes.clear();
+  addKeyValues(field(record, 'attributes'), view.attributes, 0);
+  view.body = anyValue(field(record, 'body'), 0);
 }
 
 /** Reads `camelName`, falling back to its snake_case spelling. */
@@ -79,13 +87,20 @@ function nanos(value: unknown, where: string): bigint {
   throw new OtlpDecodeError(`${where} must be an unsigned 64-bit integer, got ${JSON.stringify(value)}`);
 }
 
-function keyValues(list: unknown, depth: number): KeyValues {
-  const result = emptyKeyValues();
+/** Where a list of key-value pairs goes: Attributes, or a map (a later pair with the same key wins). */
+function addKeyValues(list: unknown, into: Attributes | Record<string, AnyValue>, depth: number): void {
   for (const entry of array(list, 'attributes')) {
     const { key, value } = object(entry, 'attribute') as { key?: unknown; value?: unknown };
     if (typeof key !== 'string') throw new OtlpDecodeError('attribute key must be a string');
-    result[key] = anyValue(value, depth + 1);
+    const decoded = anyValue(value, depth + 1);
+    if (into instanceof Attributes) into.add(key, decoded);
+    else into[key] = decoded;
   }
+}
+
+function keyValues(list: unknown, depth: number): KeyValues {
+  const result = emptyKeyValues();
+  addKeyValues(list, result, depth);
   return result;
 }
 

@@ -1,20 +1,26 @@
-// OTLP/protobuf bytes → wire model. Shared by the gRPC receiver (which hands over the raw
-// message) and the HTTP receiver (application/x-protobuf).
+// OTLP/protobuf bytes → the records of a request, handed to a visitor one by one (see
+// otlp-wire.ts). Shared by the gRPC receiver (which hands over the raw message) and the HTTP
+// receiver (application/x-protobuf).
 //
-// The messages are walked field by field straight into the wire model. protobufjs' generated
-// decoder built an object per message first (every KeyValue, AnyValue and 64-bit Long), which the
-// wire model then copied: under ingest, short-lived objects the garbage collector had to chase.
+// The messages are walked field by field. protobufjs' generated decoder built an object per
+// message first (every KeyValue, AnyValue and 64-bit Long), which the wire model then copied;
+// later the wire model itself was a tree with a dictionary of attributes per record, held until
+// the whole request was normalized. Now each record is read into one reused view and normalized
+// at once: under ingest, no short-lived objects per record for the garbage collector to chase
+// beyond the body and the strings the normalized record keeps.
 // Field numbers and wire types are the OTLP .proto files' (kept in ./proto); a field the hub does
 // not read, or one of an unexpected wire type, is skipped as protobuf skips unknown fields.
 // test/otlp/decode.test.ts holds this decoder to protobufjs' reading of the same bytes.
 import protobuf from 'protobufjs';
 import {
   type AnyValue,
-  type KeyValues,
-  type LogRecordWire,
-  type LogsRequestWire,
-  type ResourceLogsWire,
+  Attributes,
+  collectLogs,
   emptyKeyValues,
+  type KeyValues,
+  type LogRecordView,
+  type LogsRequestWire,
+  type LogsVisitor,
   OtlpDecodeError,
 } from './otlp-wire.ts';
 import { decodeUtf8 } from './utf8-text.ts';
@@ -92,40 +98,53 @@ class OtlpReader extends protobuf.BufferReader {
 const MIN_EXACT = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 
-export function decodeLogsProtobuf(bytes: Uint8Array): LogsRequestWire {
+/** Walks an OTLP/protobuf logs request, handing each record to `visitor` as soon as it is read. */
+export function walkLogsProtobuf(bytes: Uint8Array, visitor: LogsVisitor): void {
   const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const reader = new OtlpReader(buffer);
+  const view: LogRecordView = { timeUnixNano: 0n, observedTimeUnixNano: 0n, eventName: '', attributes: new Attributes(), body: undefined };
   try {
-    const resourceLogs: ResourceLogsWire[] = [];
     while (reader.pos < reader.len) {
       const field = reader.uint32();
-      if (field === tag(1, BYTES)) resourceLogs.push(readResourceLogs(reader, reader.end()));
+      if (field === tag(1, BYTES)) walkResourceLogs(reader, reader.end(), visitor, view);
       else reader.skipType(field & 7);
     }
-    return { resourceLogs };
   } catch (error) {
     if (error instanceof OtlpDecodeError) throw error;
     throw new OtlpDecodeError(`invalid OTLP protobuf payload: ${(error as Error).message}`);
   }
 }
 
-/** ResourceLogs: 1 resource, 2 scope_logs. */
-function readResourceLogs(reader: OtlpReader, end: number): ResourceLogsWire {
-  let resourceAttributes: KeyValues = emptyKeyValues();
-  const scopeLogs: { logRecords: LogRecordWire[] }[] = [];
+/** The request as a tree (tests and tools; the receivers walk it). */
+export function decodeLogsProtobuf(bytes: Uint8Array): LogsRequestWire {
+  return collectLogs((visitor) => walkLogsProtobuf(bytes, visitor));
+}
+
+/**
+ * ResourceLogs: 1 resource, 2 scope_logs. The resource is read first, wherever it stands (fields
+ * may come in any order), so that its records meet its attributes; the last one written wins.
+ */
+function walkResourceLogs(reader: OtlpReader, end: number, visitor: LogsVisitor, view: LogRecordView): void {
+  const start = reader.pos;
+  let resource = new Attributes();
   while (reader.pos < end) {
     const field = reader.uint32();
-    if (field === tag(1, BYTES)) resourceAttributes = readResource(reader, reader.end());
-    else if (field === tag(2, BYTES)) scopeLogs.push({ logRecords: readScopeLogs(reader, reader.end()) });
+    if (field === tag(1, BYTES)) resource = readResource(reader, reader.end());
     else reader.skipType(field & 7);
   }
   reader.finish(end);
-  return { resourceAttributes, scopeLogs };
+  visitor.resource(resource);
+  reader.pos = start;
+  while (reader.pos < end) {
+    const field = reader.uint32();
+    if (field === tag(2, BYTES)) walkScopeLogs(reader, reader.end(), visitor, view);
+    else reader.skipType(field & 7);
+  }
 }
 
 /** Resource: 1 attributes. */
-function readResource(reader: OtlpReader, end: number): KeyValues {
-  const attributes = emptyKeyValues();
+function readResource(reader: OtlpReader, end: number): Attributes {
+  const attributes = new Attributes();
   while (reader.pos < end) {
     const field = reader.uint32();
     if (field === tag(1, BYTES)) readKeyValue(reader, reader.end(), attributes, 0);
@@ -136,52 +155,66 @@ function readResource(reader: OtlpReader, end: number): KeyValues {
 }
 
 /** ScopeLogs: 2 log_records. */
-function readScopeLogs(reader: OtlpReader, end: number): LogRecordWire[] {
-  const records: LogRecordWire[] = [];
+function walkScopeLogs(reader: OtlpReader, end: number, visitor: LogsVisitor, view: LogRecordView): void {
+  visitor.scope();
   while (reader.pos < end) {
     const field = reader.uint32();
-    if (field === tag(2, BYTES)) records.push(readLogRecord(reader, reader.end()));
-    else reader.skipType(field & 7);
+    if (field === tag(2, BYTES)) {
+      readLogRecord(reader, reader.end(), view);
+      visitor.record(view);
+    } else reader.skipType(field & 7);
   }
   reader.finish(end);
-  return records;
 }
 
-/** LogRecord: 1 time_unix_nano, 11 observed_time_unix_nano, 12 event_name, 6 attributes, 5 body. */
-function readLogRecord(reader: OtlpReader, end: number): LogRecordWire {
-  let timeUnixNano = 0n;
-  let observedTimeUnixNano = 0n;
-  let eventName = '';
-  const attributes = emptyKeyValues();
-  let body: AnyValue;
+/** LogRecord into `view`: 1 time_unix_nano, 11 observed_time_unix_nano, 12 event_name, 6 attributes, 5 body. */
+function readLogRecord(reader: OtlpReader, end: number, view: LogRecordView): void {
+  view.timeUnixNano = 0n;
+  view.observedTimeUnixNano = 0n;
+  view.eventName = '';
+  view.body = undefined;
+  view.attributes.clear();
   while (reader.pos < end) {
     const field = reader.uint32();
     switch (field) {
       case tag(1, FIXED64):
-        timeUnixNano = reader.unsigned64();
+        view.timeUnixNano = reader.unsigned64();
         break;
       case tag(11, FIXED64):
-        observedTimeUnixNano = reader.unsigned64();
+        view.observedTimeUnixNano = reader.unsigned64();
         break;
       case tag(12, BYTES):
-        eventName = reader.text();
+        view.eventName = reader.text();
         break;
       case tag(6, BYTES):
-        readKeyValue(reader, reader.end(), attributes, 0);
+        readKeyValue(reader, reader.end(), view.attributes, 0);
         break;
       case tag(5, BYTES):
-        body = readAnyValue(reader, reader.end(), 0);
+        view.body = readAnyValue(reader, reader.end(), 0);
         break;
       default:
         reader.skipType(field & 7);
     }
   }
   reader.finish(end);
-  return { timeUnixNano, observedTimeUnixNano, eventName, attributes, body };
 }
 
-/** KeyValue (1 key, 2 value) into `into`: a later pair with the same key wins. */
-function readKeyValue(reader: OtlpReader, end: number, into: Record<string, AnyValue>, depth: number): void {
+/** Where a KeyValue goes: a record's or resource's Attributes, or the map of a kvlist value. */
+interface PairSink {
+  add(key: string, value: AnyValue): void;
+}
+
+/** A kvlist value's map: a later pair with the same key wins. */
+class KeyValuesBuilder implements PairSink {
+  readonly map = emptyKeyValues();
+
+  add(key: string, value: AnyValue): void {
+    this.map[key] = value;
+  }
+}
+
+/** KeyValue (1 key, 2 value) into `into`. */
+function readKeyValue(reader: OtlpReader, end: number, into: PairSink, depth: number): void {
   let key = '';
   let value: AnyValue;
   while (reader.pos < end) {
@@ -191,7 +224,7 @@ function readKeyValue(reader: OtlpReader, end: number, into: Record<string, AnyV
     else reader.skipType(field & 7);
   }
   reader.finish(end);
-  into[key] = value;
+  into.add(key, value);
 }
 
 /**
@@ -247,12 +280,12 @@ function readArrayValue(reader: OtlpReader, end: number, depth: number): AnyValu
 
 /** KeyValueList: 1 values. */
 function readKeyValueList(reader: OtlpReader, end: number, depth: number): KeyValues {
-  const entries = emptyKeyValues();
+  const entries = new KeyValuesBuilder();
   while (reader.pos < end) {
     const field = reader.uint32();
     if (field === tag(1, BYTES)) readKeyValue(reader, reader.end(), entries, depth);
     else reader.skipType(field & 7);
   }
   reader.finish(end);
-  return entries;
+  return entries.map;
 }

@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../../log/logger.ts';
 import { bearerTokenMatches } from '../../security/bearer-token.ts';
 import type { TlsFiles } from '../../security/tls-files.ts';
-import { decodeLogsProtobuf } from './decode-protobuf.ts';
+import { walkLogsProtobuf } from './decode-protobuf.ts';
 import type { ExportOutcome, LogsExport } from './logs-export.ts';
 import { LOGS_EXPORT_PATH, otlpTypes } from './otlp-proto.ts';
 import { RETRY_LATER_SECONDS } from '../../store/retry-policy.ts';
@@ -53,7 +53,7 @@ export class GrpcReceiver {
         }
       }
       logsExport
-        .export('grpc', { bytes: call.request.length, encoding: 'protobuf' }, () => decodeLogsProtobuf(call.request))
+        .export('grpc', { bytes: call.request.length, encoding: 'protobuf' }, (visitor) => walkLogsProtobuf(call.request, visitor))
         .then((outcome) => answer(outcome, callback))
         .catch((error: unknown) => {
           log.error({ err: error }, 'OTLP/gRPC export failed');

@@ -2,16 +2,17 @@
 // answers are written. The receiver answers in the request's own encoding, as OTLP/HTTP clients
 // expect (https://opentelemetry.io/docs/specs/otlp/#otlphttp-response).
 import type { WireEncoding } from './decode-memory.ts';
-import { decodeLogsJson } from './decode-json.ts';
-import { decodeLogsProtobuf } from './decode-protobuf.ts';
+import { walkLogsJson } from './decode-json.ts';
+import { walkLogsProtobuf } from './decode-protobuf.ts';
 import { otlpTypes } from './otlp-proto.ts';
-import type { LogsRequestWire } from './otlp-wire.ts';
+import type { LogsVisitor } from './otlp-wire.ts';
 import { decodeUtf8 } from './utf8-text.ts';
 
 export interface OtlpHttpEncoding {
   readonly name: WireEncoding;
   readonly contentType: string;
-  decode(body: Buffer): LogsRequestWire;
+  /** Walks the body's records (see otlp-wire.ts). */
+  walk(body: Buffer, visitor: LogsVisitor): void;
   /** ExportLogsServiceResponse: empty, or a partial success naming the rejected records. */
   response(rejected: number, errorMessage: string): Uint8Array;
   /** google.rpc.Status, the body of every error answer. */
@@ -24,7 +25,7 @@ const partialSuccess = <T>(rejected: number, errorMessage: string, count: T) =>
 const PROTOBUF: OtlpHttpEncoding = {
   name: 'protobuf',
   contentType: 'application/x-protobuf',
-  decode: (body) => decodeLogsProtobuf(body),
+  walk: (body, visitor) => walkLogsProtobuf(body, visitor),
   response: (rejected, errorMessage) => otlpTypes.ExportLogsServiceResponse.encode(partialSuccess(rejected, errorMessage, rejected)).finish(),
   status: (code, message) => otlpTypes.Status.encode({ code, message }).finish(),
 };
@@ -32,7 +33,7 @@ const PROTOBUF: OtlpHttpEncoding = {
 const JSON_ENCODING: OtlpHttpEncoding = {
   name: 'json',
   contentType: 'application/json',
-  decode: (body) => decodeLogsJson(decodeUtf8(body)),
+  walk: (body, visitor) => walkLogsJson(decodeUtf8(body), visitor),
   // int64 is a decimal string in OTLP/JSON.
   response: (rejected, errorMessage) => Buffer.from(JSON.stringify(partialSuccess(rejected, errorMessage, String(rejected)))),
   status: (code, message) => Buffer.from(JSON.stringify({ code, message })),

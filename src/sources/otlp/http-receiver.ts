@@ -109,7 +109,7 @@ const exportLogs =
       throw error;
     }
     try {
-      return answer(c, await logsExport.export('http', { bytes: body.length, encoding: encoding.name }, () => encoding.decode(body)));
+      return answer(c, await logsExport.export('http', { bytes: body.length, encoding: encoding.name }, (visitor) => encoding.walk(body, visitor)));
     } catch (error) {
       log.error({ err: error }, 'OTLP/HTTP export failed');
       return answer(c, { kind: 'unavailable', retryAfterSeconds: RETRY_LATER_SECONDS, message: 'internal error; retry later' });

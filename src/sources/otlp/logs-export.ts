@@ -1,13 +1,13 @@
-// One OTLP logs export, whatever the transport: decode → normalize → store → outcome. The gRPC
-// and HTTP receivers only translate the outcome into their protocol's answer.
+// One OTLP logs export, whatever the transport: decode and normalize (one walk) → store → outcome.
+// The gRPC and HTTP receivers only translate the outcome into their protocol's answer.
 import type { Logger } from '../../log/logger.ts';
 import type { HubMetrics } from '../../metrics/hub-metrics.ts';
-import { countRecords, type OtlpLimits } from '../../normalize/otlp-limits.ts';
-import { type NormalizedLogs, normalizeLogsRequest, type Rejection } from '../../normalize/otlp-logs.ts';
+import type { OtlpLimits } from '../../normalize/otlp-limits.ts';
+import { LogsNormalizer, type NormalizedLogs, type Rejection } from '../../normalize/otlp-logs.ts';
 import { StoreUnavailableError } from '../../store/store-errors.ts';
 import type { GroupCommit } from './group-commit.ts';
 import { type DecodeMemory, decodedSizeEstimate, type WireEncoding } from './decode-memory.ts';
-import { type LogsRequestWire, OtlpDecodeError } from './otlp-wire.ts';
+import { type LogsWalk, OtlpDecodeError } from './otlp-wire.ts';
 
 export type Transport = 'grpc' | 'http';
 
@@ -49,8 +49,8 @@ export class LogsExport {
     this.#deps = deps;
   }
 
-  async export(transport: Transport, wire: WireRequest, decode: () => LogsRequestWire): Promise<ExportOutcome> {
-    const outcome = await this.#withinMemory(wire, () => this.#export(transport, decode));
+  async export(transport: Transport, wire: WireRequest, walk: LogsWalk): Promise<ExportOutcome> {
+    const outcome = await this.#withinMemory(wire, () => this.#export(transport, walk));
     return this.#counted(transport, outcome);
   }
 
@@ -90,9 +90,9 @@ export class LogsExport {
     };
   }
 
-  async #export(transport: Transport, decode: () => LogsRequestWire): Promise<ExportOutcome> {
+  async #export(transport: Transport, walk: LogsWalk): Promise<ExportOutcome> {
     const { groupCommit, metrics, log } = this.#deps;
-    const normalized = this.#normalized(decode);
+    const normalized = this.#normalized(walk);
     if (!('records' in normalized)) return normalized;
     metrics.ingestRecords.inc({ transport, outcome: 'rejected' }, normalized.rejected.length);
     metrics.ingestRecords.inc({ transport, outcome: 'ignored' }, normalized.ignored);
@@ -128,28 +128,25 @@ export class LogsExport {
   }
 
   /**
-   * The request decoded and normalized, or why it cannot be. A call of its own so that the decoded
-   * request (twice the size of the records made from it) is garbage once this returns: a local of
-   * #export would be held across the write's await — and, under load, promoted to the old
-   * generation for the major collections to sweep.
+   * The request decoded and normalized, or why it cannot be. A call of its own, which returns
+   * nothing of the decoding: what an async function holds in locals is kept across its awaits.
    */
-  #normalized(decode: () => LogsRequestWire): NormalizedLogs | ExportOutcome {
+  #normalized(walk: LogsWalk): NormalizedLogs | ExportOutcome {
     const { limits } = this.#deps;
-    let request: LogsRequestWire;
+    const normalizer = new LogsNormalizer(new Date(), limits);
     try {
-      request = decode();
+      walk(normalizer);
     } catch (error) {
       if (error instanceof OtlpDecodeError) return { kind: 'invalid', message: error.message };
       throw error;
     }
-    const records = countRecords(request);
-    if (records > limits.maxRecordsPerRequest) {
+    if (normalizer.recordCount > limits.maxRecordsPerRequest) {
       return {
         kind: 'too-large',
-        message: `request has ${records} log records; the limit is ${limits.maxRecordsPerRequest} (--max-records-per-request): send smaller batches`,
+        message: `request has ${normalizer.recordCount} log records; the limit is ${limits.maxRecordsPerRequest} (--max-records-per-request): send smaller batches`,
       };
     }
-    return normalizeLogsRequest(request, new Date(), limits);
+    return normalizer.result();
   }
 }
 

@@ -1,6 +1,11 @@
 // The decoded form of an OTLP logs export request, independent of its encoding (protobuf or
 // JSON). Only what the hub reads is kept: resource attributes, record kind, times, attributes and
 // body. Maps are null-prototype objects so that keys like `__proto__` are just keys.
+//
+// The receivers do not build the request as a tree: a decoder walks it and hands each record to a
+// LogsVisitor as it goes (the normalizer, see normalize/otlp-logs.ts), in one reused LogRecordView.
+// So no object is made per record beyond its body and what the normalizer keeps. The tree
+// (LogsRequestWire) is for tests and tools: `collectLogs` builds it from a walk, `visitLogs` walks it.
 
 export type AnyValue =
   | string
@@ -37,6 +42,129 @@ export interface LogsRequestWire {
 
 export function emptyKeyValues(): Record<string, AnyValue> {
   return Object.create(null) as Record<string, AnyValue>;
+}
+
+/**
+ * Attributes as they came: keys and values in arrival order, a later pair with the same key
+ * winning. Two arrays rather than a map: a record has a handful of attributes, a scan of them is
+ * cheaper than building a dictionary per record, and the arrays are reused from record to record.
+ */
+export class Attributes {
+  readonly #keys: string[] = [];
+  readonly #values: AnyValue[] = [];
+  #length = 0;
+
+  /** Pairs, duplicates included. */
+  get length(): number {
+    return this.#length;
+  }
+
+  add(key: string, value: AnyValue): void {
+    this.#keys[this.#length] = key;
+    this.#values[this.#length] = value;
+    this.#length += 1;
+  }
+
+  get(key: string): AnyValue {
+    for (let i = this.#length - 1; i >= 0; i -= 1) if (this.#keys[i] === key) return this.#values[i];
+    return undefined;
+  }
+
+  keyAt(index: number): string {
+    return this.#keys[index]!;
+  }
+
+  valueAt(index: number): AnyValue {
+    return this.#values[index];
+  }
+
+  /** Whether a later pair has the same key as the one at `index` (and so hides it). */
+  isHidden(index: number): boolean {
+    const key = this.#keys[index];
+    for (let i = index + 1; i < this.#length; i += 1) if (this.#keys[i] === key) return true;
+    return false;
+  }
+
+  /** Empties the list for the next record; values are dropped so nothing is held past its record. */
+  clear(): void {
+    this.#values.fill(undefined, 0, this.#length);
+    this.#length = 0;
+  }
+
+  toKeyValues(): KeyValues {
+    const result = emptyKeyValues();
+    for (let i = 0; i < this.#length; i += 1) result[this.#keys[i]!] = this.#values[i];
+    return result;
+  }
+
+  static of(keyValues: KeyValues): Attributes {
+    const attributes = new Attributes();
+    for (const key of Object.keys(keyValues)) attributes.add(key, keyValues[key]);
+    return attributes;
+  }
+}
+
+/** One log record during a walk. The walker reuses it for the next record: keep values, not it. */
+export interface LogRecordView {
+  timeUnixNano: bigint;
+  observedTimeUnixNano: bigint;
+  eventName: string;
+  readonly attributes: Attributes;
+  body: AnyValue;
+}
+
+/** What a walk over a request calls, in the request's order. */
+export interface LogsVisitor {
+  /** A ResourceLogs begins; its attributes hold for the records until the next one. */
+  resource(attributes: Attributes): void;
+  /** A ScopeLogs of the current resource begins. */
+  scope(): void;
+  /** A record of the current scope. */
+  record(record: LogRecordView): void;
+}
+
+/** A walker: the protobuf or JSON decoder over one request body. */
+export type LogsWalk = (visitor: LogsVisitor) => void;
+
+/** The request as a tree, from a walk. */
+export function collectLogs(walk: LogsWalk): LogsRequestWire {
+  const resourceLogs: { resourceAttributes: KeyValues; scopeLogs: { logRecords: LogRecordWire[] }[] }[] = [];
+  walk({
+    resource: (attributes) => resourceLogs.push({ resourceAttributes: attributes.toKeyValues(), scopeLogs: [] }),
+    scope: () => resourceLogs.at(-1)!.scopeLogs.push({ logRecords: [] }),
+    record: (record) =>
+      resourceLogs
+        .at(-1)!
+        .scopeLogs.at(-1)!
+        .logRecords.push({
+          timeUnixNano: record.timeUnixNano,
+          observedTimeUnixNano: record.observedTimeUnixNano,
+          eventName: record.eventName,
+          attributes: record.attributes.toKeyValues(),
+          body: record.body,
+        }),
+  });
+  return { resourceLogs };
+}
+
+/** Walks a request already decoded into a tree. */
+export function visitLogs(request: LogsRequestWire, visitor: LogsVisitor): void {
+  const view: LogRecordView = { timeUnixNano: 0n, observedTimeUnixNano: 0n, eventName: '', attributes: new Attributes(), body: undefined };
+  for (const resourceLogs of request.resourceLogs) {
+    visitor.resource(Attributes.of(resourceLogs.resourceAttributes));
+    for (const scopeLogs of resourceLogs.scopeLogs) {
+      visitor.scope();
+      for (const record of scopeLogs.logRecords) {
+        view.attributes.clear();
+        for (const key of Object.keys(record.attributes)) view.attributes.add(key, record.attributes[key]);
+        view.timeUnixNano = record.timeUnixNano;
+        view.observedTimeUnixNano = record.observedTimeUnixNano;
+        view.eventName = record.eventName;
+        view.body = record.body;
+        visitor.record(view);
+      }
+    }
+  }
 }
 
 /** An error in the payload itself: the request cannot be decoded at all (answered as permanent). */
