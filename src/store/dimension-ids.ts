@@ -173,6 +173,11 @@ export class DimensionIds {
     return ids;
   }
 
+  /** The id cached for a key (`DimensionIds.cacheKey`), without asking the database. */
+  cached(dimension: DimensionName, key: string): number | undefined {
+    return this.#cache(dimension).get(key);
+  }
+
   /** Forget cached ids (tests that reset the database use this). */
   clear(): void {
     this.#caches.clear();

@@ -174,6 +174,29 @@ export class RecordWriter implements RecordSink {
 
   async #resolveReports(records: readonly RealStateRecord[], receivedAt: Date): Promise<ResolvedStateReport[]> {
     if (records.length === 0) return [];
+    return this.#resolveCachedReports(records) ?? (await this.#resolveNewReports(records, receivedAt));
+  }
+
+  /**
+   * Every id of a batch from the cache, as for all but a fleet's first reports; undefined at the
+   * first record naming a row not cached. Three lookups a record: the full path's dedup maps cost
+   * a tenth of the hub's CPU under a replay.
+   */
+  #resolveCachedReports(records: readonly RealStateRecord[]): ResolvedStateReport[] | undefined {
+    const resolved: ResolvedStateReport[] = [];
+    for (const record of records) {
+      const endpointId = this.#ids.cached('manifestsEndpoint', record.manifests.endpoint);
+      const hostId = this.#ids.cached('host', record.host.name);
+      if (endpointId === undefined || hostId === undefined) return undefined;
+      const reconcilerId = this.#ids.cached('reconciler', DimensionIds.cacheKey([hostId, record.reconciler.name]));
+      if (reconcilerId === undefined) return undefined;
+      resolved.push(resolvedReport(record, reconcilerId, hostId, endpointId));
+    }
+    return resolved;
+  }
+
+  /** Ids found or created for every row a batch names (see dimension-ids.ts). */
+  async #resolveNewReports(records: readonly RealStateRecord[], receivedAt: Date): Promise<ResolvedStateReport[]> {
     const seen = (record: RealStateRecord): Date => (record.observedAt < receivedAt ? record.observedAt : receivedAt);
     // A batch names few endpoints and hosts many times: each is asked for once (the last record
     // naming it decides what a new row starts with). A key of one part is the part itself.
@@ -200,18 +223,9 @@ export class RecordWriter implements RecordSink {
         extra: [records[index]!.reconciler.type, endpointIds.get(records[index]!.manifests.endpoint)!],
       })),
     );
-    return records.map((record, index) => ({
-      reconcilerId: reconcilerIds.get(reconcilerKeys[index]!)!,
-      hostId: hostOf[index]!,
-      hostType: record.host.type,
-      reconcilerType: record.reconciler.type,
-      reportedBy: record.reportedBy,
-      endpointId: endpointIds.get(record.manifests.endpoint)!,
-      commitId: record.commitId,
-      status: record.status,
-      message: record.statusMessage,
-      observedAt: record.observedAt,
-    }));
+    return records.map((record, index) =>
+      resolvedReport(record, reconcilerIds.get(reconcilerKeys[index]!)!, hostOf[index]!, endpointIds.get(record.manifests.endpoint)!),
+    );
   }
 
   async #resolveDescriptors(records: readonly DesiredStateRecord[], receivedAt: Date): Promise<ResolvedDescriptor[]> {
@@ -237,6 +251,21 @@ export class RecordWriter implements RecordSink {
       endpointId: endpoints.get(key([record.deploymentTarget.manifests.endpoint]))!,
     }));
   }
+}
+
+function resolvedReport(record: RealStateRecord, reconcilerId: number, hostId: number, endpointId: number): ResolvedStateReport {
+  return {
+    reconcilerId,
+    hostId,
+    hostType: record.host.type,
+    reconcilerType: record.reconciler.type,
+    reportedBy: record.reportedBy,
+    endpointId,
+    commitId: record.commitId,
+    status: record.status,
+    message: record.statusMessage,
+    observedAt: record.observedAt,
+  };
 }
 
 /** One item per key, the last one naming it, in the order the keys first appear. */

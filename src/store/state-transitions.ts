@@ -71,6 +71,12 @@ export function forEachReconciler(
 ): void {
   const arrival = new Map<number, number>();
   for (const report of reports) if (!arrival.has(report.reconcilerId)) arrival.set(report.reconcilerId, arrival.size);
+  // One report per reconciler, as in most batches (a collector's batch spans the fleet, not one
+  // reconciler's history): nothing to sort.
+  if (arrival.size === reports.length) {
+    for (const report of reports) each(report.reconcilerId, [report]);
+    return;
+  }
   const sorted = [...reports].sort((a, b) => arrival.get(a.reconcilerId)! - arrival.get(b.reconcilerId)! || order(a, b));
   for (let start = 0; start < sorted.length; ) {
     const reconcilerId = sorted[start]!.reconcilerId;
