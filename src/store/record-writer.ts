@@ -179,8 +179,8 @@ export class RecordWriter implements RecordSink {
 
   /**
    * Every id of a batch from the cache, as for all but a fleet's first reports; undefined at the
-   * first record naming a row not cached. Three lookups a record: the full path's dedup maps cost
-   * a tenth of the hub's CPU under a replay.
+   * first record naming a row not cached. Three lookups a record: the full path's dedup maps and
+   * repeated key strings were 7 % of the hub's CPU under a replay.
    */
   #resolveCachedReports(records: readonly RealStateRecord[]): ResolvedStateReport[] | undefined {
     const resolved: ResolvedStateReport[] = [];

@@ -10,7 +10,8 @@
 // beyond the body and the strings the normalized record keeps.
 // Field numbers and wire types are the OTLP .proto files' (kept in ./proto); a field the hub does
 // not read, or one of an unexpected wire type, is skipped as protobuf skips unknown fields.
-// test/otlp/decode.test.ts holds this decoder to protobufjs' reading of the same bytes.
+// test/otlp/decode-protobuf-differential.test.ts holds this decoder, and the normalization of
+// what it walks, to protobufjs' reading of the same bytes.
 import protobuf from 'protobufjs';
 import {
   type AnyValue,
