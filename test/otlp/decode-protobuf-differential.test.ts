@@ -210,6 +210,49 @@ describe("the receivers' walk", () => {
     expect({ ...decoded.resourceLogs[0]!.resourceAttributes }).toEqual({ 'k8s.cluster.name': 'aks-late' });
   });
 
+  it('holds a repeated key to the limits once, by the value that wins (the last)', () => {
+    const limits = { maxRecordsPerRequest: 10, maxAttributes: 6, maxAttributeValueLength: 100 };
+    const state = (extra: [string, string][]) => ({
+      eventName: 'kalypso.deployment.state',
+      attributes: [
+        ['kalypso.manifests.endpoint', 'https://github.com/contoso/gitops/dev/app'],
+        ['vcs.ref.head.revision', randomHex(generator(1), 40)],
+        ['kalypso.deployment.status', 'success'],
+        ['kalypso.reconciler.type', 'flux'],
+        ['extra', 'e'],
+        ...extra,
+      ].map(([key, value]) => ({ key, value: string(value!) })),
+    });
+    const long = 'x'.repeat(200);
+    const message = otlpTypes.ExportLogsServiceRequest.fromObject({
+      resourceLogs: [
+        {
+          resource: { attributes: [{ key: 'k8s.cluster.name', value: string('aks-1') }] },
+          scopeLogs: [
+            {
+              logRecords: [
+                state([['kalypso.reconciler.name', long], ['kalypso.reconciler.name', 'flux-system/app']]),
+                state([['kalypso.reconciler.name', 'flux-system/app'], ['kalypso.reconciler.name', long]]),
+                state([['kalypso.reconciler.name', 'flux-system/app'], ['seventh', 's']]),
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const normalizer = new LogsNormalizer(new Date('2026-11-26T12:00:00Z'), limits);
+    walkLogsProtobuf(otlpTypes.ExportLogsServiceRequest.encode(message).finish(), normalizer);
+    const { records, rejected } = normalizer.result();
+    expect(records.map((record) => (record as { reconciler: { name: string } }).reconciler.name)).toEqual(['flux-system/app']);
+    expect(rejected).toEqual([
+      {
+        position: 'resource_logs[0].scope_logs[0].log_records[1]',
+        reason: 'kalypso.deployment.state: attribute kalypso.reconciler.name is 200 characters long; the limit is 100 (--max-attribute-value-length)',
+      },
+      { position: 'resource_logs[0].scope_logs[0].log_records[2]', reason: 'kalypso.deployment.state: the record has 7 attributes; the limit is 6 (--max-attributes)' },
+    ]);
+  });
+
   it('normalizes each record as it reads it, as the request read whole by protobufjs normalizes', () => {
     // The receivers hand every record to the normalizer in one reused view: nothing of a record
     // may leak into the next (attributes, body, times), and positions must follow the request.
