@@ -31,7 +31,7 @@ const settled = async (): Promise<void> => new Promise((resolve) => setTimeout(r
 describe('group commit', () => {
   it('writes an export at once when a slot is free, alone', async () => {
     const store = new HeldStore();
-    const group = new GroupCommit(store, { maxActive: 2, maxWaiting: 10, maxRecordsPerGroup: 100 });
+    const group = new GroupCommit(store, { maxActive: 2, maxWaiting: 10, maxRecordsPerGroup: 100, smallExportSlots: 10 });
     const a = group.write(batch('a'));
     await settled();
     expect(store.transactions.map((t) => tags(t.records))).toEqual([['a']]);
@@ -39,10 +39,39 @@ describe('group commit', () => {
     expect(await a).toEqual({ admitted: true });
   });
 
+  it('lets small exports start only smallExportSlots transactions; the others wait and go together, while a large one still starts', async () => {
+    const store = new HeldStore();
+    const group = new GroupCommit(store, { maxActive: 4, maxWaiting: 10, maxRecordsPerGroup: 100, smallExportSlots: 2 });
+    // Small: fewer records than half a group (50).
+    const small = ['a', 'b', 'c', 'd'].map((tag) => group.write(batch(tag, 10)));
+    await settled();
+    expect(store.transactions.map((t) => tags(t.records))).toEqual([['a'], ['b']]);
+    expect(group.waiting).toBe(2);
+    const large = group.write(batch('L', 50));
+    await settled();
+    // A large export does not jump the queue either: it waits behind the small ones.
+    expect(store.transactions.map((t) => tags(t.records))).toEqual([['a'], ['b']]);
+    store.transactions[0]!.commit();
+    await settled();
+    // The freed slot takes every export waiting, up to a group's records: c, d and L (70 records).
+    expect(store.transactions.map((t) => tags(t.records))).toEqual([['a'], ['b'], ['c', 'd', 'L']]);
+    store.transactions[1]!.commit();
+    store.transactions[2]!.commit();
+    await Promise.all([...small, large]);
+    expect(group.active).toBe(0);
+    // With nothing waiting, a large export may take a slot beyond the small exports' two.
+    const first = [group.write(batch('e', 10)), group.write(batch('f', 10))];
+    const big = group.write(batch('G', 60));
+    await settled();
+    expect(store.transactions.slice(3).map((t) => tags(t.records))).toEqual([['e'], ['f'], ['G']]);
+    for (const transaction of store.transactions.slice(3)) transaction.commit();
+    await Promise.all([...first, big]);
+  });
+
   it('writes the exports that waited for a slot together, and acknowledges each only after that commit', async () => {
     const store = new HeldStore();
     const sizes: number[] = [];
-    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 10, maxRecordsPerGroup: 100 }, (exports) => sizes.push(exports));
+    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 10, maxRecordsPerGroup: 100, smallExportSlots: 10 }, (exports) => sizes.push(exports));
     const acknowledged: string[] = [];
     const write = (tag: string) => group.write(batch(tag, 2)).then(() => acknowledged.push(tag));
     const all = [write('a'), write('b'), write('c'), write('d')];
@@ -62,7 +91,7 @@ describe('group commit', () => {
 
   it('puts at most maxRecordsPerGroup records in a group (and an export larger than that alone)', async () => {
     const store = new HeldStore();
-    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 10, maxRecordsPerGroup: 5 });
+    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 10, maxRecordsPerGroup: 5, smallExportSlots: 10 });
     const all = [group.write(batch('a')), group.write(batch('b', 3)), group.write(batch('c', 2)), group.write(batch('d', 7)), group.write(batch('e'))];
     for (let i = 0; i < 4; i += 1) {
       await settled();
@@ -74,7 +103,7 @@ describe('group commit', () => {
 
   it('refuses an export at once when maxWaiting exports already wait, and takes it later', async () => {
     const store = new HeldStore();
-    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 2, maxRecordsPerGroup: 100 });
+    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 2, maxRecordsPerGroup: 100, smallExportSlots: 10 });
     const taken = [group.write(batch('a')), group.write(batch('b')), group.write(batch('c'))];
     expect(await group.write(batch('d'))).toEqual({ admitted: false });
     await settled();
@@ -90,7 +119,7 @@ describe('group commit', () => {
 
   it('writes a failed group again export by export: the one the store refuses fails alone', async () => {
     const store = new HeldStore();
-    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 10, maxRecordsPerGroup: 100 });
+    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 10, maxRecordsPerGroup: 100, smallExportSlots: 10 });
     const first = group.write(batch('a'));
     const outcomes = ['b', 'poison', 'c'].map((tag) =>
       group.write(batch(tag)).then(
@@ -113,7 +142,7 @@ describe('group commit', () => {
 
   it('tells every export of a group to retry at once when the database is down, without writing them one by one', async () => {
     const store = new HeldStore();
-    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 10, maxRecordsPerGroup: 100 });
+    const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 10, maxRecordsPerGroup: 100, smallExportSlots: 10 });
     const first = group.write(batch('a'));
     const outcomes = ['b', 'c', 'd'].map((tag) =>
       group.write(batch(tag)).then(

@@ -4,7 +4,9 @@
 // one by one: when a transaction ends, every export waiting then (up to `maxRecordsPerGroup`
 // records) goes into the next one, so that under load a transaction carries several requests and
 // statements, locks and commits are paid once for all of them. An export that finds a free slot is
-// written at once: grouping adds no delay.
+// written at once: grouping adds no delay. A small export finds fewer slots (`smallExportSlots`):
+// a transaction's fixed cost weighs most on few records, so many small exports at once are written
+// faster in a few groups than each in a transaction of its own.
 //
 // Each export is acknowledged only after the transaction holding its records committed. If the
 // store refuses a group's transaction (a defect, not an outage), its exports are written again one
@@ -19,6 +21,11 @@ export interface GroupCommitOptions {
   readonly maxWaiting: number;
   /** A group takes waiting exports until this many records (at least one export). */
   readonly maxRecordsPerGroup: number;
+  /**
+   * Transactions a small export (fewer records than half a group) may start: past that many
+   * running, it waits and is written with the others that wait. Large exports may use every slot.
+   */
+  readonly smallExportSlots: number;
 }
 
 export type GroupCommitOutcome = { readonly admitted: true } | { readonly admitted: false };
@@ -53,7 +60,9 @@ export class GroupCommit {
 
   /** Resolves once the records are committed; `admitted: false` when too many exports already wait. */
   async write(records: readonly NormalizedRecord[]): Promise<GroupCommitOutcome> {
-    if (this.#active < this.#options.maxActive && this.#waiting.length === 0) {
+    const small = records.length * 2 < this.#options.maxRecordsPerGroup;
+    const slots = small ? Math.min(this.#options.maxActive, this.#options.smallExportSlots) : this.#options.maxActive;
+    if (this.#active < slots && this.#waiting.length === 0) {
       this.#active += 1;
       const done = new Promise<void>((resolve, reject) => this.#run([{ records, resolve, reject }]));
       await done;
