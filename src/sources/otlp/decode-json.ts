@@ -6,12 +6,13 @@ import {
   type AnyValue,
   Attributes,
   collectLogs,
-  emptyKeyValues,
   type KeyValues,
+  KeyValuesBuilder,
   type LogRecordView,
   type LogsRequestWire,
   type LogsVisitor,
   OtlpDecodeError,
+  type PairSink,
 } from './otlp-wire.ts';
 
 type JsonObject = { readonly [key: string]: unknown };
@@ -87,21 +88,18 @@ function nanos(value: unknown, where: string): bigint {
   throw new OtlpDecodeError(`${where} must be an unsigned 64-bit integer, got ${JSON.stringify(value)}`);
 }
 
-/** Where a list of key-value pairs goes: Attributes, or a map (a later pair with the same key wins). */
-function addKeyValues(list: unknown, into: Attributes | Record<string, AnyValue>, depth: number): void {
+function addKeyValues(list: unknown, into: PairSink, depth: number): void {
   for (const entry of array(list, 'attributes')) {
     const { key, value } = object(entry, 'attribute') as { key?: unknown; value?: unknown };
     if (typeof key !== 'string') throw new OtlpDecodeError('attribute key must be a string');
-    const decoded = anyValue(value, depth + 1);
-    if (into instanceof Attributes) into.add(key, decoded);
-    else into[key] = decoded;
+    into.add(key, anyValue(value, depth + 1));
   }
 }
 
 function keyValues(list: unknown, depth: number): KeyValues {
-  const result = emptyKeyValues();
+  const result = new KeyValuesBuilder();
   addKeyValues(list, result, depth);
-  return result;
+  return result.map;
 }
 
 function anyValue(value: unknown, depth: number): AnyValue {

@@ -17,12 +17,13 @@ import {
   type AnyValue,
   Attributes,
   collectLogs,
-  emptyKeyValues,
   type KeyValues,
+  KeyValuesBuilder,
   type LogRecordView,
   type LogsRequestWire,
   type LogsVisitor,
   OtlpDecodeError,
+  type PairSink,
 } from './otlp-wire.ts';
 import { decodeUtf8 } from './utf8-text.ts';
 
@@ -198,20 +199,6 @@ function readLogRecord(reader: OtlpReader, end: number, view: LogRecordView): vo
     }
   }
   reader.finish(end);
-}
-
-/** Where a KeyValue goes: a record's or resource's Attributes, or the map of a kvlist value. */
-interface PairSink {
-  add(key: string, value: AnyValue): void;
-}
-
-/** A kvlist value's map: a later pair with the same key wins. */
-class KeyValuesBuilder implements PairSink {
-  readonly map = emptyKeyValues();
-
-  add(key: string, value: AnyValue): void {
-    this.map[key] = value;
-  }
 }
 
 /** KeyValue (1 key, 2 value) into `into`. */

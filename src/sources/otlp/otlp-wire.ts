@@ -44,12 +44,26 @@ export function emptyKeyValues(): Record<string, AnyValue> {
   return Object.create(null) as Record<string, AnyValue>;
 }
 
+/** Where a decoder puts the key-value pairs it reads: Attributes, or the map of a kvlist value. */
+export interface PairSink {
+  add(key: string, value: AnyValue): void;
+}
+
+/** A kvlist value's map, filled pair by pair: a later pair with the same key wins. */
+export class KeyValuesBuilder implements PairSink {
+  readonly map = emptyKeyValues();
+
+  add(key: string, value: AnyValue): void {
+    this.map[key] = value;
+  }
+}
+
 /**
  * Attributes as they came: keys and values in arrival order, a later pair with the same key
  * winning. Two arrays rather than a map: a record has a handful of attributes, a scan of them is
  * cheaper than building a dictionary per record, and the arrays are reused from record to record.
  */
-export class Attributes {
+export class Attributes implements PairSink {
   readonly #keys: string[] = [];
   readonly #values: AnyValue[] = [];
   #length = 0;
@@ -91,16 +105,21 @@ export class Attributes {
     this.#length = 0;
   }
 
+  /** Empties the list and fills it from a map. */
+  assign(keyValues: KeyValues): this {
+    this.clear();
+    for (const key of Object.keys(keyValues)) this.add(key, keyValues[key]);
+    return this;
+  }
+
   toKeyValues(): KeyValues {
-    const result = emptyKeyValues();
-    for (let i = 0; i < this.#length; i += 1) result[this.#keys[i]!] = this.#values[i];
-    return result;
+    const result = new KeyValuesBuilder();
+    for (let i = 0; i < this.#length; i += 1) result.add(this.#keys[i]!, this.#values[i]);
+    return result.map;
   }
 
   static of(keyValues: KeyValues): Attributes {
-    const attributes = new Attributes();
-    for (const key of Object.keys(keyValues)) attributes.add(key, keyValues[key]);
-    return attributes;
+    return new Attributes().assign(keyValues);
   }
 }
 
@@ -155,8 +174,7 @@ export function visitLogs(request: LogsRequestWire, visitor: LogsVisitor): void 
     for (const scopeLogs of resourceLogs.scopeLogs) {
       visitor.scope();
       for (const record of scopeLogs.logRecords) {
-        view.attributes.clear();
-        for (const key of Object.keys(record.attributes)) view.attributes.add(key, record.attributes[key]);
+        view.attributes.assign(record.attributes);
         view.timeUnixNano = record.timeUnixNano;
         view.observedTimeUnixNano = record.observedTimeUnixNano;
         view.eventName = record.eventName;
