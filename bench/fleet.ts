@@ -2,6 +2,7 @@
 // of rows), shaped like the reports expect a real one: workspaces → applications → workloads with
 // deployment targets in every environment, hosts per environment whose reconcilers pull those
 // targets, a history of transitions per reconciler, and some lag, failure and silence.
+import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { HubDatabase } from '../src/store/database-schema.ts';
 import { progress } from './bench-report.ts';
@@ -49,7 +50,10 @@ export const FLEET_L: FleetSize = {
 export const fleetEndpoint = (environment: string, workload: number, target: number): string =>
   `https://github.com/contoso/fleet-gitops/${environment}/w${workload}-t${target}`;
 
-export const versionCommit = (version: number): string => (version + 1).toString(16).padStart(40, 'c');
+// Commit ids as git prints them, which do not sort in version order; FLEET_COMMIT_SQL makes the
+// same id in SQL from the version `v`.
+export const versionCommit = (version: number): string => createHash('sha256').update(`fleet-version-${version}`).digest('hex').slice(0, 40);
+const FLEET_COMMIT_SQL = sql`left(encode(sha256(convert_to('fleet-version-' || v, 'UTF8')), 'hex'), 40)`;
 
 export async function generateFleet(db: Kysely<HubDatabase>, size: FleetSize, t0: Date): Promise<void> {
   const workloads = size.workspaces * size.applicationsPerWorkspace * size.workloadsPerApplication;
@@ -86,7 +90,7 @@ export async function generateFleet(db: Kysely<HubDatabase>, size: FleetSize, t0
       FROM workload w, generate_series(0, ${versions - 1}) v`.execute(db);
   await sql`
     INSERT INTO deployment_assignment (deployment_target_id, workload_version_id, gitops_commit_id, assigned_at)
-    SELECT t.id, wv.id, lpad(to_hex(v + 1), 40, 'c'),
+    SELECT t.id, wv.id, ${FLEET_COMMIT_SQL},
            ${t0}::timestamptz - make_interval(mins => (${versions} - v) * 120)
       FROM deployment_target t
       JOIN generate_series(0, ${versions - 1}) v ON true
@@ -123,7 +127,7 @@ export async function generateFleet(db: Kysely<HubDatabase>, size: FleetSize, t0
   // 5 % of reconcilers lag one version behind, 2 % end failing; hosts h % 33 = 0 are silent.
   await sql`
     INSERT INTO deployment_state_history (reconciler_id, manifests_endpoint_id, gitops_commit_id, status, status_message, observed_at, received_at)
-    SELECT r.id, r.manifests_endpoint_id, lpad(to_hex(v + 1), 40, 'c'),
+    SELECT r.id, r.manifests_endpoint_id, ${FLEET_COMMIT_SQL},
            (CASE WHEN s = last AND r.id % 50 = 0 THEN 'failure'
                  ELSE (ARRAY['in_progress', 'failure', 'in_progress', 'success'])[s % 4 + 1] END)::deployment_status,
            CASE WHEN s % 4 = 1 OR (s = last AND r.id % 50 = 0) THEN 'Health check failed after 5m0s' ELSE 'Applied revision' END,

@@ -14,6 +14,8 @@ export interface IngestResult {
   readonly recordsPerSecond: number;
   readonly ackP50Ms: number;
   readonly ackP99Ms: number;
+  /** ack p99 of the requests after the first contacts (`firstContacts`): reconcilers the hub knows. */
+  readonly ackP99KnownMs?: number;
   readonly hubRssMiB: number;
   /** CPU µs per record of the hubs and of PostgreSQL (raw gRPC runs only). */
   readonly cpu?: { readonly hubUs: number; readonly postgresUs: number };
