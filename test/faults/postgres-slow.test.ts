@@ -3,6 +3,7 @@
 // later" at once instead of piling up in memory, and once the database moves again every
 // retried report is stored exactly once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodedSizeEstimate, retainedSizeBound } from '../../src/sources/otlp/decode-memory.ts';
 import { holdWrites } from '../support/held-writes.ts';
 import { freeHubPorts, type HubProcess, killHub, spawnHub, waitHubReady } from '../support/hub-process.ts';
 import { expectedCurrent, expectedHistory, protobufBatch, reportSet } from '../support/report-stream.ts';
@@ -72,10 +73,16 @@ describe('PostgreSQL slow under a flood of exports', () => {
       30_000,
     );
     // Two bounds hold what the hub keeps: the queue, and the memory budget for decoded requests
-    // (each of these reserves 40× its size: src/sources/otlp/decode-memory.ts). The tighter wins.
+    // (src/sources/otlp/decode-memory.ts): a request is taken only if its decoding fits beside what
+    // the exports already waiting hold (one state report each; the padding is a log the hub ignores).
+    // The tighter wins.
     const budget = await metric(running.ports.http, 'kalypso_ingest_decode_memory_budget_bytes');
-    const sizes = bodies.map((body) => body.length * 40);
-    const fitting = [Math.floor(budget / Math.max(...sizes)), Math.floor(budget / Math.min(...sizes))];
+    const holds = bodies.map((body) => retainedSizeBound(body.length, 1));
+    const decodes = bodies.map((body) => decodedSizeEstimate(body.length, 'protobuf'));
+    const fitting = [
+      Math.floor((budget - Math.max(...decodes)) / Math.max(...holds)) + 1,
+      Math.floor((budget - Math.min(...decodes)) / Math.min(...holds)) + 1,
+    ];
     const inFlight = await metric(running.ports.http, 'kalypso_store_writes_in_flight');
     expect(inFlight).toBeGreaterThanOrEqual(Math.min(WRITING + QUEUED, fitting[0]!));
     expect(inFlight).toBeLessThanOrEqual(Math.min(WRITING + QUEUED, fitting[1]!));

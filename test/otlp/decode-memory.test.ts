@@ -1,12 +1,14 @@
 // Memory for decoding is budgeted (src/sources/otlp/decode-memory.ts): a request that alone would
 // decode into more than the budget is refused as too large, one that does not fit beside the
-// requests in flight as "overloaded, retry" — and a hub with the heap caps of `npm start` survives
-// a request that, decoded, would be larger than its whole heap.
+// requests in flight as "overloaded, retry" — those in flight counted, once decoded, for what they
+// hold while they wait for the database — and a hub with the heap caps of `npm start` survives a
+// request that, decoded, would be larger than its whole heap.
 import { request } from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
+import { decodedSizeEstimate, retainedSizeBound } from '../../src/sources/otlp/decode-memory.ts';
 import { otlpTypes } from '../../src/sources/otlp/otlp-proto.ts';
 import { freeHubPorts, spawnHub, waitHubReady } from '../support/hub-process.ts';
 import { stateLog } from '../support/kalypso-logs.ts';
@@ -55,6 +57,12 @@ function answerToHeadersOnly(port: number, body: Buffer): Promise<number> {
   });
 }
 
+/** The decode memory the hub's exports hold now (its /metrics). */
+async function reservedBytes(): Promise<number> {
+  const metrics = await (await fetch(`http://127.0.0.1:${hub.ports.http}/metrics`)).text();
+  return Number(/^kalypso_ingest_decode_memory_reserved_bytes (\d+)$/m.exec(metrics)![1]);
+}
+
 const hostsNamed = async (prefix: string): Promise<number> =>
   (await testDb.query<{ n: number }>('SELECT count(*)::int AS n FROM host WHERE name LIKE $1', [`${prefix}-%`]))[0]!.n;
 
@@ -75,36 +83,37 @@ describe('decode memory budget', () => {
     expect((await httpExport(hub.ports.otlpHttp, await stateRequest('small', 64 * 1024))).status).toBe(200);
   });
 
-  it('answers "overloaded, retry" to a request that does not fit beside those in flight, and takes it once they are done', async () => {
-    const first = await stateRequest('held', 120 * 1024); // ~4.7 MiB reserved while its write waits
-    const second = await stateRequest('later', 100 * 1024); // ~3.9 MiB: does not fit beside it
+  it('counts a decoded export waiting for the database for what it holds, and answers "overloaded, retry" to a request that does not fit beside those', async () => {
+    // Each ~6 MiB to decode (40×), so two could not wait together if that were held for the write.
+    const held = await Promise.all(['held-a', 'held-b', 'held-c'].map((prefix) => stateRequest(prefix, 150 * 1024)));
+    const later = await stateRequest('later', 180 * 1024); // ~7 MiB: does not fit beside the three
+    const holding = held.reduce((sum, body) => sum + retainedSizeBound(body.length, body.records), 0);
+    expect(holding + decodedSizeEstimate(later.length, 'protobuf')).toBeGreaterThan(BUDGET);
     const lock = new pg.Client({ connectionString: testDb.url });
     await lock.connect();
     await lock.query('BEGIN; LOCK TABLE deployment_state IN ACCESS EXCLUSIVE MODE');
-    let held: Promise<Response> | undefined;
+    let answers: Promise<Response[]> | undefined;
     try {
-      held = httpExport(hub.ports.otlpHttp, first);
-      // The first export has decoded and waits for the lock.
-      await waitFor(
-        async () => (await lock.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'deployment_state'::regclass")).rows[0]!.n > 0,
-        'the first export to wait for the lock',
-      );
-      const refused = await httpExport(hub.ports.otlpHttp, second);
+      answers = Promise.all(held.map((body) => httpExport(hub.ports.otlpHttp, body)));
+      // All three decoded, and wait for the lock or for a transaction, holding their records.
+      await waitFor(async () => (await reservedBytes()) === holding, 'the three exports to wait, each holding its records');
+      const refused = await httpExport(hub.ports.otlpHttp, later);
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('1');
-      const viaGrpc = await grpcExport(hub.ports.otlpGrpc, second);
+      const viaGrpc = await grpcExport(hub.ports.otlpGrpc, later);
       expect(viaGrpc.error?.code).toBe(grpc.status.UNAVAILABLE);
       // Over HTTP the refusal comes before the body is read: a sender that has sent only the
       // headers and a first kilobyte already has its answer.
-      expect(await answerToHeadersOnly(hub.ports.otlpHttp, second)).toBe(503);
+      expect(await answerToHeadersOnly(hub.ports.otlpHttp, later)).toBe(503);
     } finally {
       await lock.query('COMMIT');
       await lock.end();
     }
-    expect((await held).status).toBe(200);
-    expect((await httpExport(hub.ports.otlpHttp, second)).status).toBe(200);
-    expect(await hostsNamed('held')).toBe(first.records);
-    expect(await hostsNamed('later')).toBe(second.records);
+    expect((await answers).map((answer) => answer.status)).toEqual([200, 200, 200]);
+    expect(await reservedBytes()).toBe(0);
+    expect((await httpExport(hub.ports.otlpHttp, later)).status).toBe(200);
+    for (const [index, prefix] of ['held-a', 'held-b', 'held-c'].entries()) expect(await hostsNamed(prefix)).toBe(held[index]!.records);
+    expect(await hostsNamed('later')).toBe(later.records);
   });
 });
 

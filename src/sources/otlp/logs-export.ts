@@ -6,7 +6,7 @@ import type { OtlpLimits } from '../../normalize/otlp-limits.ts';
 import { LogsNormalizer, type NormalizedLogs, type Rejection } from '../../normalize/otlp-logs.ts';
 import { StoreUnavailableError } from '../../store/store-errors.ts';
 import type { GroupCommit } from './group-commit.ts';
-import { type DecodeMemory, decodedSizeEstimate, type WireEncoding } from './decode-memory.ts';
+import { type DecodeMemory, decodedSizeEstimate, type Reservation, retainedSizeBound, type WireEncoding } from './decode-memory.ts';
 import { type LogsWalk, OtlpDecodeError } from './otlp-wire.ts';
 
 export type Transport = 'grpc' | 'http';
@@ -40,6 +40,8 @@ export interface WireRequest {
   readonly encoding: WireEncoding;
 }
 
+type DecodeReservation = Extract<Reservation, { kind: 'reserved' }>;
+
 const MiB = (bytes: number): string => `${(bytes / 1_048_576).toFixed(1)} MiB`;
 
 export class LogsExport {
@@ -50,7 +52,7 @@ export class LogsExport {
   }
 
   async export(transport: Transport, wire: WireRequest, walk: LogsWalk): Promise<ExportOutcome> {
-    const outcome = await this.#withinMemory(wire, () => this.#export(transport, walk));
+    const outcome = await this.#withinMemory(wire, (reservation) => this.#export(transport, walk, wire, reservation));
     return this.#counted(transport, outcome);
   }
 
@@ -71,12 +73,12 @@ export class LogsExport {
   }
 
   /** Runs the export with its decoded size reserved (see decode-memory.ts), or says why not. */
-  async #withinMemory(wire: WireRequest, work: () => Promise<ExportOutcome>): Promise<ExportOutcome> {
+  async #withinMemory(wire: WireRequest, work: (reservation: DecodeReservation) => Promise<ExportOutcome>): Promise<ExportOutcome> {
     const estimate = decodedSizeEstimate(wire.bytes, wire.encoding);
     const reservation = this.#deps.decodeMemory.reserve(estimate);
     if (reservation.kind !== 'reserved') return this.#memoryRefusal(reservation.kind, wire, estimate);
     try {
-      return await work();
+      return await work(reservation);
     } finally {
       reservation.release();
     }
@@ -90,10 +92,12 @@ export class LogsExport {
     };
   }
 
-  async #export(transport: Transport, walk: LogsWalk): Promise<ExportOutcome> {
+  async #export(transport: Transport, walk: LogsWalk, wire: WireRequest, reservation: DecodeReservation): Promise<ExportOutcome> {
     const { groupCommit, metrics, log } = this.#deps;
     const normalized = this.#normalized(walk);
     if (!('records' in normalized)) return normalized;
+    // Decoded: from here on the export holds only its bytes and records (see decode-memory.ts).
+    reservation.shrinkTo(retainedSizeBound(wire.bytes, normalized.records.length + normalized.rejected.length));
     metrics.ingestRecords.inc({ transport, outcome: 'rejected' }, normalized.rejected.length);
     metrics.ingestRecords.inc({ transport, outcome: 'ignored' }, normalized.ignored);
     const partial = {
