@@ -89,16 +89,45 @@ describe('group commit', () => {
     expect(group.active).toBe(0);
   });
 
-  it('puts at most maxRecordsPerGroup records in a group (and an export larger than that alone)', async () => {
+  it('puts at most maxRecordsPerGroup records in a group (and an export larger than that alone, a group at a time)', async () => {
     const store = new HeldStore();
     const group = new GroupCommit(store, { maxActive: 1, maxWaiting: 10, maxRecordsPerGroup: 5, smallExportSlots: 10 });
     const all = [group.write(batch('a')), group.write(batch('b', 3)), group.write(batch('c', 2)), group.write(batch('d', 7)), group.write(batch('e'))];
-    for (let i = 0; i < 4; i += 1) {
+    for (let i = 0; i < 5; i += 1) {
       await settled();
       store.transactions[i]!.commit();
     }
     await Promise.all(all);
-    expect(store.transactions.map((t) => tags(t.records))).toEqual([['a'], ['b', 'c'], ['d'], ['e']]);
+    expect(store.transactions.map((t) => tags(t.records))).toEqual([['a'], ['b', 'c'], ['d'], ['d'], ['e']]);
+    expect(store.transactions.map((t) => t.records.length)).toEqual([1, 5, 5, 2, 1]);
+  });
+
+  it('writes a large export in parts one after the other, acknowledges it after the last, and fails it if a part fails', async () => {
+    const store = new HeldStore();
+    const group = new GroupCommit(store, { maxActive: 2, maxWaiting: 10, maxRecordsPerGroup: 4, smallExportSlots: 2 });
+    let acknowledged = false;
+    const large = group.write(batch('L', 10)).then((outcome) => ((acknowledged = true), outcome));
+    await settled();
+    // One part at a time, in the export's order: the next starts once the one before committed.
+    expect(store.transactions.map((t) => t.records.map((record) => (record as { reconciler: string }).reconciler))).toEqual([['r0', 'r1', 'r2', 'r3']]);
+    store.transactions[0]!.commit();
+    await settled();
+    expect(store.transactions.map((t) => t.records.length)).toEqual([4, 4]);
+    store.transactions[1]!.commit();
+    await settled();
+    expect(store.transactions[2]!.records.map((record) => (record as { reconciler: string }).reconciler)).toEqual(['r8', 'r9']);
+    expect(acknowledged).toBe(false);
+    store.transactions[2]!.commit();
+    expect(await large).toEqual({ admitted: true });
+
+    // A part that fails fails the export (the parts before it stay: repeats when it is sent again).
+    const failing = group.write(batch('F', 6));
+    await settled();
+    store.transactions[3]!.commit();
+    await settled();
+    store.transactions[4]!.fail(new StoreUnavailableError('database unreachable', 1));
+    await expect(failing).rejects.toThrow('database unreachable');
+    expect(store.transactions.slice(3).map((t) => t.records.length)).toEqual([4, 2]);
   });
 
   it('refuses an export at once when maxWaiting exports already wait, and takes it later', async () => {

@@ -85,7 +85,8 @@ export class GroupCommit {
   async #write(group: readonly Waiting[]): Promise<void> {
     this.#onGroup?.(group.length);
     try {
-      await this.#sink.write(group.length === 1 ? group[0]!.records : group.flatMap((member) => member.records));
+      if (group.length === 1) await this.#writeInParts(group[0]!.records);
+      else await this.#sink.write(group.flatMap((member) => member.records));
       for (const member of group) member.resolve();
     } catch (error) {
       // An outage fails every export alike, and at once: writing them again one by one would only
@@ -104,6 +105,20 @@ export class GroupCommit {
         }
       }
     }
+  }
+
+  /**
+   * An export larger than a group is written a group's worth at a time, one transaction after the
+   * other, so that what a transaction builds and reads stays the same size whatever the batch.
+   * If a part fails, the export fails: those committed before are repeats when it is sent again.
+   */
+  async #writeInParts(records: readonly NormalizedRecord[]): Promise<void> {
+    const size = this.#options.maxRecordsPerGroup;
+    if (records.length <= size) {
+      await this.#sink.write(records);
+      return;
+    }
+    for (let start = 0; start < records.length; start += size) await this.#sink.write(records.slice(start, start + size));
   }
 
   #takeGroup(): Waiting[] {
