@@ -106,6 +106,8 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
     for (const { batchSize, clients } of [{ batchSize: 100, clients: 8 }, { batchSize: 1_000, clients: 4 }, { batchSize: 5_000, clients: 2 }]) {
       rows.push(await ingestRun(url, [hub!], (runId += 1), { batchSize, clients }));
     }
+    // The OpenTelemetry Collector's default batch (send_batch_size 8,192), four collectors replaying at once.
+    rows.push(await ingestRun(url, [hub!], (runId += 1), { batchSize: 8_192, clients: 4, name: 'OTLP/gRPC, raw, the Collector\'s default batch' }));
     rows.push(await ingestRun(url, [hub!], (runId += 1), { batchSize: 1_000, clients: 4, gzip: true, name: 'OTLP/gRPC, raw, gzip' }));
     // The cost of keeping the report summaries on write (issue 20): the same load with the queueing
     // triggers off and on, alternating, in the same run.
