@@ -6,7 +6,8 @@
 // statements, locks and commits are paid once for all of them. An export that finds a free slot is
 // written at once: grouping adds no delay. A small export finds fewer slots (`smallExportSlots`):
 // a transaction's fixed cost weighs most on few records, so many small exports at once are written
-// faster in a few groups than each in a transaction of its own.
+// faster in a few groups than each in a transaction of its own. An export larger than a group is
+// written a group at a time, so that a transaction's size does not grow with the batch.
 //
 // Each export is acknowledged only after the transaction holding its records committed. If the
 // store refuses a group's transaction (a defect, not an outage), its exports are written again one
