@@ -11,6 +11,7 @@ import {
   type LogRecordView,
   type LogsRequestWire,
   type LogsVisitor,
+  newLogRecordView,
   OtlpDecodeError,
   type PairSink,
 } from './otlp-wire.ts';
@@ -26,7 +27,7 @@ export function walkLogsJson(text: string, visitor: LogsVisitor): void {
     throw new OtlpDecodeError(`invalid OTLP JSON payload: ${(error as Error).message}`);
   }
   const request = object(parsed, 'request');
-  const view: LogRecordView = { timeUnixNano: 0n, observedTimeUnixNano: 0n, eventName: '', attributes: new Attributes(), body: undefined };
+  const view = newLogRecordView();
   array(field(request, 'resourceLogs'), 'resourceLogs').forEach((item, r) => {
     const resourceLogs = object(item, `resourceLogs[${r}]`);
     const resource = field(resourceLogs, 'resource');

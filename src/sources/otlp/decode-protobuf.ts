@@ -22,6 +22,7 @@ import {
   type LogRecordView,
   type LogsRequestWire,
   type LogsVisitor,
+  newLogRecordView,
   OtlpDecodeError,
   type PairSink,
 } from './otlp-wire.ts';
@@ -104,7 +105,7 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 export function walkLogsProtobuf(bytes: Uint8Array, visitor: LogsVisitor): void {
   const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const reader = new OtlpReader(buffer);
-  const view: LogRecordView = { timeUnixNano: 0n, observedTimeUnixNano: 0n, eventName: '', attributes: new Attributes(), body: undefined };
+  const view = newLogRecordView();
   try {
     while (reader.pos < reader.len) {
       const field = reader.uint32();

@@ -132,6 +132,11 @@ export interface LogRecordView {
   body: AnyValue;
 }
 
+/** A view for a walk to read its records into, one after the other. */
+export function newLogRecordView(): LogRecordView {
+  return { timeUnixNano: 0n, observedTimeUnixNano: 0n, eventName: '', attributes: new Attributes(), body: undefined };
+}
+
 /** What a walk over a request calls, in the request's order. */
 export interface LogsVisitor {
   /** A ResourceLogs begins; its attributes hold for the records until the next one. */
@@ -168,7 +173,7 @@ export function collectLogs(walk: LogsWalk): LogsRequestWire {
 
 /** Walks a request already decoded into a tree. */
 export function visitLogs(request: LogsRequestWire, visitor: LogsVisitor): void {
-  const view: LogRecordView = { timeUnixNano: 0n, observedTimeUnixNano: 0n, eventName: '', attributes: new Attributes(), body: undefined };
+  const view = newLogRecordView();
   for (const resourceLogs of request.resourceLogs) {
     visitor.resource(Attributes.of(resourceLogs.resourceAttributes));
     for (const scopeLogs of resourceLogs.scopeLogs) {
