@@ -19,7 +19,8 @@ import { createResourceGraphMetrics } from './sources/resource-graph/resource-gr
 import { ResourceGraphPollerPool } from './sources/resource-graph/resource-graph-poller-pool.ts';
 import { createResourceGraphQuery, type ResourceGraphQuery } from './sources/resource-graph/resource-graph-query.ts';
 import type { SecretReader } from './sources/resource-graph/resource-graph-pollers.ts';
-import type { RecordSink, Source } from './sources/source.ts';
+import type { RecordSink } from './model/record-sink.ts';
+import type { Source } from './sources/source.ts';
 import { connectDatabase, type Database } from './store/connect.ts';
 import { DatabaseStatus } from './store/database-status.ts';
 import { DataDirLock } from './store/embedded/data-dir-lock.ts';

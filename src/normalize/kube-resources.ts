@@ -1,6 +1,6 @@
 // Kubernetes resources → normalized records: the `DeploymentDescriptor` and `Reconciler`
 // resources of the hub (CONTRACT 4), and the specs of `AzureResourceGraph` resources. Pure.
-import type { KubeObject } from '../sources/kube/kube-objects.ts';
+import type { KubeObject } from '../wire/kube-object.ts';
 import { parseDuration } from '../config/units.ts';
 import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
 import { describeType, FieldReader } from './field-reader.ts';

@@ -2,7 +2,7 @@
 // real collectors (a collector batch is typically 8,192 records; semantic-convention attributes
 // are short; resources carry a few dozen attributes) and still stop a request from making the hub
 // build millions of objects for one sender.
-import type { AnyValue, Attributes, KeyValues } from '../sources/otlp/otlp-wire.ts';
+import type { AnyValue, Attributes, KeyValues } from '../wire/otlp-logs.ts';
 
 export interface OtlpLimits {
   /** Records in one request; more refuses the whole request (413 / RESOURCE_EXHAUSTED). */

@@ -12,7 +12,7 @@ import {
   type LogsRequestWire,
   type LogsVisitor,
   visitLogs,
-} from '../sources/otlp/otlp-wire.ts';
+} from '../wire/otlp-logs.ts';
 import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
 import { type AttributeLookup, normalizeStateReport } from './deployment-state-report.ts';
 import { isFluxObjectRecord, normalizeFluxObject } from './k8sobjects.ts';

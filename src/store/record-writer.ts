@@ -6,7 +6,7 @@ import type { DesiredStateRecord, NormalizedRecord, RealStateRecord, ReconcilerR
 import { DEFAULT_HOST_TYPE } from '../model/deployment-records.ts';
 import type { FluxObjectRecord } from '../model/flux-objects.ts';
 import type { Logger } from '../log/logger.ts';
-import type { RecordSink, WriteSummary } from '../sources/source.ts';
+import type { RecordSink, WriteSummary } from '../model/record-sink.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { BoundedCache } from './bounded-cache.ts';
 import { RecordedEvidence } from './commit-evidence.ts';

@@ -15,8 +15,8 @@ import {
 } from '../../src/normalize/kube-resources.ts';
 import type { Normalized } from '../../src/normalize/normalize-result.ts';
 import { normalizeLogRecord } from '../../src/normalize/otlp-logs.ts';
-import type { KubeObject } from '../../src/sources/kube/kube-objects.ts';
-import type { AnyValue, KeyValues } from '../../src/sources/otlp/otlp-wire.ts';
+import type { KubeObject } from '../../src/wire/kube-object.ts';
+import type { AnyValue, KeyValues } from '../../src/wire/otlp-logs.ts';
 import { fluxConfigurationRow, nonCompliantFixture } from '../support/flux-configurations.ts';
 import { gitRepository, kustomization } from '../support/flux-objects.ts';
 import { fuzzRuns, hostileString, hostileValue, mutationsOf } from '../support/fuzz.ts';

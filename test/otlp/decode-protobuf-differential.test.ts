@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { LogsNormalizer, normalizeLogsRequest } from '../../src/normalize/otlp-logs.ts';
 import { decodeLogsProtobuf, MAX_VALUE_DEPTH, walkLogsProtobuf } from '../../src/sources/otlp/decode-protobuf.ts';
 import { otlpTypes } from '../../src/sources/otlp/otlp-proto.ts';
-import { type AnyValue, type KeyValues, type LogsRequestWire, OtlpDecodeError } from '../../src/sources/otlp/otlp-wire.ts';
+import { type AnyValue, type KeyValues, type LogsRequestWire, OtlpDecodeError } from '../../src/wire/otlp-logs.ts';
 import { type SeededPicker, seededPicker, testSeed } from '../support/seeded-random.ts';
 
 /** Seeded randomness, with 64-bit integers for the wire's fixed and varint fields. */

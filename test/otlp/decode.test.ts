@@ -5,7 +5,7 @@ import { JsonLogsSerializer, ProtobufLogsSerializer } from '@opentelemetry/otlp-
 import { describe, expect, it } from 'vitest';
 import { decodeLogsJson } from '../../src/sources/otlp/decode-json.ts';
 import { decodeLogsProtobuf } from '../../src/sources/otlp/decode-protobuf.ts';
-import { type LogsRequestWire, OtlpDecodeError } from '../../src/sources/otlp/otlp-wire.ts';
+import { type LogsRequestWire, OtlpDecodeError } from '../../src/wire/otlp-logs.ts';
 import { buildLogRecords } from '../support/otlp-client.ts';
 
 const TIME = new Date('2026-11-20T09:14:02.123Z');

@@ -3,7 +3,7 @@
 // refused, and what a failing group does. (Through a real hub and database: the OTLP and fault suites.)
 import { describe, expect, it } from 'vitest';
 import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
-import type { RecordSink, WriteSummary } from '../../src/sources/source.ts';
+import type { RecordSink, WriteSummary } from '../../src/model/record-sink.ts';
 import { GroupCommit } from '../../src/sources/otlp/group-commit.ts';
 import { StoreUnavailableError } from '../../src/store/store-errors.ts';
 

@@ -2,7 +2,7 @@
 // assignments of the descriptors it delivers (docs/research/flux-kustomization-status.md).
 import { describe, expect, it } from 'vitest';
 import { kustomizationAppliedAt } from '../../src/normalize/kube-resources.ts';
-import type { KubeObject } from '../../src/sources/kube/kube-objects.ts';
+import type { KubeObject } from '../../src/wire/kube-object.ts';
 import { randomCommit } from '../support/random-ids.ts';
 
 const NOW = new Date('2026-11-23T12:00:00Z');

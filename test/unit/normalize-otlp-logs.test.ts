@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DesiredStateRecord, RealStateRecord } from '../../src/model/deployment-records.ts';
 import { normalizeLogsRequest } from '../../src/normalize/otlp-logs.ts';
-import type { AnyValue, KeyValues, LogRecordWire, LogsRequestWire } from '../../src/sources/otlp/otlp-wire.ts';
+import type { AnyValue, KeyValues, LogRecordWire, LogsRequestWire } from '../../src/wire/otlp-logs.ts';
 
 const RECEIVED = new Date('2026-11-20T10:00:00.000Z');
 const HEX = '4f6e2a9c1d3b5e7f9a0b2c4d6e8f0a1b3c5d7e9f';

@@ -1,7 +1,7 @@
 // Reconciler resources → real state: the heartbeat field and when a resource's state was written.
 import { describe, expect, it } from 'vitest';
 import { declaresHeartbeat, normalizeReconcilerResource } from '../../src/normalize/kube-resources.ts';
-import type { KubeObject } from '../../src/sources/kube/kube-objects.ts';
+import type { KubeObject } from '../../src/wire/kube-object.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 
 /** As the watch delivers it: JSON, times as strings (custom objects are not deserialized). */

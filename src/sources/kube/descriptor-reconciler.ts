@@ -8,7 +8,8 @@ import {
   kustomizationAppliedAt,
   normalizeDescriptorResource,
 } from '../../normalize/kube-resources.ts';
-import { DEPLOYMENT_DESCRIPTORS, type KubeObject } from './kube-objects.ts';
+import { DEPLOYMENT_DESCRIPTORS } from './kube-objects.ts';
+import type { KubeObject } from '../../wire/kube-object.ts';
 import { type KindReconciler, LastStored, type Reconciled } from './kind-reconciler.ts';
 import { READY_REASON } from './ready-reasons.ts';
 import type { ReadyCondition } from './status-writer.ts';

@@ -4,7 +4,8 @@
 import type { Logger } from '../../log/logger.ts';
 import { parseResourceGraphSpec } from '../../normalize/kube-resources.ts';
 import type { PollStatus, ResourceGraphPollers } from '../resource-graph/resource-graph-pollers.ts';
-import { AZURE_RESOURCE_GRAPHS, type KubeObject } from './kube-objects.ts';
+import { AZURE_RESOURCE_GRAPHS } from './kube-objects.ts';
+import type { KubeObject } from '../../wire/kube-object.ts';
 import type { KindReconciler, Reconciled } from './kind-reconciler.ts';
 import { READY_REASON } from './ready-reasons.ts';
 import { isNotFound, type StatusWriter } from './status-writer.ts';

@@ -3,7 +3,8 @@
 // controller stores the records of a whole batch in one transaction, and only then writes the
 // statuses, so that Ready=True never claims what the store does not have.
 import type { NormalizedRecord } from '../../model/deployment-records.ts';
-import type { KubeObject, ResourceType } from './kube-objects.ts';
+import type { ResourceType } from './kube-objects.ts';
+import type { KubeObject } from '../../wire/kube-object.ts';
 import type { ReadyCondition } from './status-writer.ts';
 
 /** The kinds reconciled one object at a time. (Kustomizations are only watched: see KustomizationIndex.) */

@@ -6,19 +6,12 @@ import type { CustomObjectsApi, KubeConfig, KubernetesListObject } from '@kubern
 import type { Logger } from '../../log/logger.ts';
 import { StoreUnavailableError } from '../../store/store-errors.ts';
 import type { ResourceGraphPollers } from '../resource-graph/resource-graph-pollers.ts';
-import type { RecordSink } from '../source.ts';
+import type { RecordSink } from '../../model/record-sink.ts';
 import { DescriptorReconciler } from './descriptor-reconciler.ts';
 import { GraphReconciler } from './graph-reconciler.ts';
 import { type QueueKey, queueKeyId, type Reconciled, type ReconciledKind } from './kind-reconciler.ts';
-import {
-  AZURE_RESOURCE_GRAPHS,
-  collectionPath,
-  DEPLOYMENT_DESCRIPTORS,
-  FLUX_KUSTOMIZATIONS,
-  type KubeObject,
-  RECONCILERS,
-  type ResourceType,
-} from './kube-objects.ts';
+import { AZURE_RESOURCE_GRAPHS, collectionPath, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, RECONCILERS, type ResourceType } from './kube-objects.ts';
+import type { KubeObject } from '../../wire/kube-object.ts';
 import { KustomizationIndex } from './kustomization-index.ts';
 import { ReconcilerResources } from './reconciler-resources.ts';
 import { ResilientInformer } from './resilient-informer.ts';

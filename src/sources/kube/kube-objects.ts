@@ -1,16 +1,6 @@
-// The Kubernetes resources the hub watches, as they arrive on the wire (untyped JSON, checked
-// by the normalizers), and where each lives in the API.
-import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
-
-/**
- * A watched resource. Custom resources arrive as plain JSON: timestamps are strings whatever the
- * client's types say, and spec and status are unchecked until a normalizer reads them.
- */
-export type KubeObject = KubernetesObject & {
-  readonly metadata: V1ObjectMeta;
-  readonly spec?: unknown;
-  readonly status?: unknown;
-};
+// The Kubernetes resources the hub watches, and where each lives in the API. (The objects
+// themselves, as they arrive: wire/kube-object.ts.)
+import type { KubeObject } from '../../wire/kube-object.ts';
 
 export interface ResourceType {
   readonly group: string;

@@ -7,7 +7,8 @@ import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernete
 import type { HubConfig } from '../../config/config.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { ResourceGraphPollers } from '../resource-graph/resource-graph-pollers.ts';
-import type { RecordSink, Source } from '../source.ts';
+import type { Source } from '../source.ts';
+import type { RecordSink } from '../../model/record-sink.ts';
 import { KubeController } from './kube-controller.ts';
 import { ownNamespace } from './kube-config.ts';
 import { LeaderElection } from './leader-election.ts';

@@ -2,7 +2,7 @@
 // kustomize.toolkit.fluxcd.io labels), so that a Kustomization's new revision requeues its own
 // descriptors rather than a scan of every descriptor.
 import { descriptorCommitSource } from '../../normalize/kube-resources.ts';
-import type { KubeObject } from './kube-objects.ts';
+import type { KubeObject } from '../../wire/kube-object.ts';
 
 export class KustomizationIndex {
   /** Kustomization key → its descriptors' keys. */

@@ -6,7 +6,8 @@
 import type { Logger } from '../../log/logger.ts';
 import type { NormalizedRecord, RealStateRecord } from '../../model/deployment-records.ts';
 import { declaresHeartbeat, normalizeReconcilerResource } from '../../normalize/kube-resources.ts';
-import { type KubeObject, objectKey, RECONCILERS } from './kube-objects.ts';
+import { objectKey, RECONCILERS } from './kube-objects.ts';
+import type { KubeObject } from '../../wire/kube-object.ts';
 import { type KindReconciler, LastStored, type Reconciled } from './kind-reconciler.ts';
 import { READY_REASON } from './ready-reasons.ts';
 

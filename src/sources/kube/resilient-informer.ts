@@ -6,7 +6,8 @@
 import { type Informer, type KubeConfig, type KubernetesListObject, makeInformer, type ObjectCache } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
 import { Backoff } from './backoff.ts';
-import { type KubeObject, objectKey } from './kube-objects.ts';
+import { objectKey } from './kube-objects.ts';
+import type { KubeObject } from '../../wire/kube-object.ts';
 
 export interface InformerOptions {
   readonly name: string;

@@ -4,7 +4,8 @@
 // causes does not lead to another write.
 import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { PollReason } from '../resource-graph/resource-graph-pollers.ts';
-import type { KubeObject, ResourceType } from './kube-objects.ts';
+import type { ResourceType } from './kube-objects.ts';
+import type { KubeObject } from '../../wire/kube-object.ts';
 import type { ReadyReason } from './ready-reasons.ts';
 
 export interface ReadyCondition {

@@ -1,4 +1,4 @@
-// OTLP/JSON text → the records of a request, handed to a visitor one by one (see otlp-wire.ts).
+// OTLP/JSON text → the records of a request, handed to a visitor one by one (see wire/otlp-logs.ts).
 // The specification's JSON uses lowerCamelCase keys, 64-bit integers as decimal strings and bytes
 // as base64; like the collector, the hub also accepts snake_case keys and plain numbers.
 import { MAX_VALUE_DEPTH } from './decode-protobuf.ts';
@@ -14,7 +14,7 @@ import {
   newLogRecordView,
   OtlpDecodeError,
   type PairSink,
-} from './otlp-wire.ts';
+} from '../../wire/otlp-logs.ts';
 
 type JsonObject = { readonly [key: string]: unknown };
 

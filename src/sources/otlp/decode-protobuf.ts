@@ -1,5 +1,5 @@
 // OTLP/protobuf bytes → the records of a request, handed to a visitor one by one (see
-// otlp-wire.ts). Shared by the gRPC receiver (which hands over the raw message) and the HTTP
+// wire/otlp-logs.ts). Shared by the gRPC receiver (which hands over the raw message) and the HTTP
 // receiver (application/x-protobuf).
 //
 // The messages are walked field by field. protobufjs' generated decoder built an object per
@@ -25,7 +25,7 @@ import {
   newLogRecordView,
   OtlpDecodeError,
   type PairSink,
-} from './otlp-wire.ts';
+} from '../../wire/otlp-logs.ts';
 import { decodeUtf8 } from './utf8-text.ts';
 
 /** Bodies nested deeper than this are hostile or broken; no real record needs it. */

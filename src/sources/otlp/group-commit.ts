@@ -15,7 +15,7 @@
 // outage every export of the group is told to retry later at once.
 import type { NormalizedRecord } from '../../model/deployment-records.ts';
 import { StoreUnavailableError } from '../../store/store-errors.ts';
-import type { RecordSink } from '../source.ts';
+import type { RecordSink } from '../../model/record-sink.ts';
 
 export interface GroupCommitOptions {
   readonly maxActive: number;

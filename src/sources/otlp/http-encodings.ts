@@ -5,13 +5,13 @@ import type { WireEncoding } from './decode-memory.ts';
 import { walkLogsJson } from './decode-json.ts';
 import { walkLogsProtobuf } from './decode-protobuf.ts';
 import { otlpTypes } from './otlp-proto.ts';
-import type { LogsVisitor } from './otlp-wire.ts';
+import type { LogsVisitor } from '../../wire/otlp-logs.ts';
 import { decodeUtf8 } from './utf8-text.ts';
 
 export interface OtlpHttpEncoding {
   readonly name: WireEncoding;
   readonly contentType: string;
-  /** Walks the body's records (see otlp-wire.ts). */
+  /** Walks the body's records (see wire/otlp-logs.ts). */
   walk(body: Buffer, visitor: LogsVisitor): void;
   /** ExportLogsServiceResponse: empty, or a partial success naming the rejected records. */
   response(rejected: number, errorMessage: string): Uint8Array;

@@ -7,7 +7,7 @@ import { LogsNormalizer, type NormalizedLogs, type Rejection } from '../../norma
 import { StoreUnavailableError } from '../../store/store-errors.ts';
 import type { GroupCommit } from './group-commit.ts';
 import { type DecodeMemory, decodedSizeEstimate, type Reservation, retainedSizeBound, type WireEncoding } from './decode-memory.ts';
-import { type LogsWalk, OtlpDecodeError } from './otlp-wire.ts';
+import { type LogsWalk, OtlpDecodeError } from '../../wire/otlp-logs.ts';
 
 export type Transport = 'grpc' | 'http';
 

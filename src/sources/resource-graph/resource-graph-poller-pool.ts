@@ -3,7 +3,8 @@
 // AzureResourceGraph resources (on the leader). Stopping it stops every poller.
 import { loadArgConfig } from '../../config/arg-config.ts';
 import type { ResourceGraphSourceSpec } from '../../normalize/kube-resources.ts';
-import type { RecordSink, Source } from '../source.ts';
+import type { Source } from '../source.ts';
+import type { RecordSink } from '../../model/record-sink.ts';
 import { type PollerDeps, ResourceGraphPoller } from './resource-graph-poller.ts';
 import type { PollStatus, ResourceGraphPollers } from './resource-graph-pollers.ts';
 

@@ -12,7 +12,7 @@ import type { HubDatabase } from '../../store/database-schema.ts';
 import { reconcilersReportedBy, targetEndpoints, targetKey } from '../../store/polled-feed-queries.ts';
 import { StoreUnavailableError } from '../../store/store-errors.ts';
 import { sleep } from '../kube/backoff.ts';
-import type { RecordSink } from '../source.ts';
+import type { RecordSink } from '../../model/record-sink.ts';
 import type { ResourceGraphMetrics } from './resource-graph-metrics.ts';
 import { POLL_REASON, type PollStatus } from './resource-graph-pollers.ts';
 import { FLUX_CONFIGURATIONS_QUERY, type ResourceGraphQuery, ThrottledError } from './resource-graph-query.ts';
