@@ -2,8 +2,7 @@
 // sources (OTLP) → normalizer → store (PostgreSQL) ← API.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { HubConfig } from './config/config.ts';
-import { SETTINGS } from './config/settings.ts';
+import type { HubConfig } from './settings.ts';
 import { type ApiDeps, createApiApp } from './api/app.ts';
 import { type HttpListener, listenHttp } from './http/listen.ts';
 import type { Logger } from './log/logger.ts';
@@ -11,7 +10,8 @@ import { createHubMetrics, type HubMetrics, registerPoolMetrics } from './metric
 import { loadKubeConfig } from './sources/kube/kube-config.ts';
 import type { KubeSide } from './sources/kube/kube-side.ts';
 import type { KubeSource } from './sources/kube/kube-source.ts';
-import { OtlpSource, otlpOptionsFrom } from './sources/otlp/otlp-source.ts';
+import { OtlpSource } from './sources/otlp/otlp-source.ts';
+import { otlpOptionsFrom } from './sources/otlp/otlp-settings.ts';
 import type { ResourceGraphSourceSpec } from './normalize/kube-resources.ts';
 import { TlsFiles } from './security/tls-files.ts';
 import { credentialFor } from './sources/resource-graph/credentials.ts';
@@ -22,6 +22,7 @@ import type { SecretReader } from './sources/resource-graph/resource-graph-polle
 import type { RecordSink } from './model/record-sink.ts';
 import type { Source } from './sources/source.ts';
 import { connectDatabase, type Database } from './store/connect.ts';
+import { DATABASE_SETTINGS } from './store/database-settings.ts';
 import { DatabaseStatus } from './store/database-status.ts';
 import { DataDirLock } from './store/embedded/data-dir-lock.ts';
 import { type EmbeddedPostgres, embeddedPostgresFor } from './store/embedded/embedded-postgres.ts';
@@ -34,26 +35,9 @@ import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
 import { backoffDelaysMs, RETRY_LATER_SECONDS } from './store/retry-policy.ts';
 import { StateChanges } from './store/state-changes.ts';
+import { STATE_TUNING } from './store/state-settings.ts';
 import { StartedSteps } from './started-steps.ts';
 import { isDatabaseUnavailable, StoreUnavailableError } from './store/store-errors.ts';
-
-/** How often the rollout table behind the delivery metrics catches up with the writes. */
-const ROLLOUT_REFRESH_MS = 2_000;
-/**
- * How often the report summaries catch up with the writes and with reconcilers turning stale: what
- * Grafana reads is at most this old (the API folds the queue in before it reads).
- */
-const SUMMARY_REFRESH_MS = 1_000;
-/**
- * The background refreshes give way to writes: a refresh that falls due while the hub is writing
- * (a write under way, or one ended less than `gapMs` ago) waits until it is not, checking every
- * quarter second, for at most half a minute. A burst of
- * reports — collectors replaying what they queued offline — is then written with the machine's
- * CPU to itself, and folded into the summaries and rollouts once, after it, instead of by refreshes
- * competing with it. Reports are unaffected (they fold the queues in before they read); the SQL
- * views (Grafana) may lag by that half minute during a burst.
- */
-const REFRESH_YIELD = { maxMs: 30_000, recheckMs: 250, gapMs: 100 } as const;
 
 export interface RunningHub {
   readonly ports: { readonly http: number; readonly otlpGrpc: number; readonly otlpHttp: number };
@@ -221,11 +205,12 @@ async function startOnceMigrated(
   await migrateWithRetry(database, context.status, log, context.signal);
   await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder }, clock());
   context.status.markMigrated();
-  const yieldToWrites = { maxMs: REFRESH_YIELD.maxMs, recheckMs: REFRESH_YIELD.recheckMs, busy: () => context.writer.writingWithin(REFRESH_YIELD.gapMs) };
+  const { refreshYield } = STATE_TUNING;
+  const yieldToWrites = { maxMs: refreshYield.maxMs, recheckMs: refreshYield.recheckMs, busy: () => context.writer.writingWithin(refreshYield.gapMs) };
   for (const timer of [
     scheduleHistoryMaintenance(database.db, { retentionMs: config.historyRetention, clock }, log),
-    scheduleRolloutRefresh(database.db, ROLLOUT_REFRESH_MS, context.metrics, log, yieldToWrites),
-    scheduleSummaryRefresh(database.db, SUMMARY_REFRESH_MS, clock, context.metrics, log, yieldToWrites),
+    scheduleRolloutRefresh(database.db, STATE_TUNING.rolloutRefreshMs, context.metrics, log, yieldToWrites),
+    scheduleSummaryRefresh(database.db, STATE_TUNING.summaryRefreshMs, clock, context.metrics, log, yieldToWrites),
   ]) {
     steps.add(() => timer.stop());
   }
@@ -313,7 +298,7 @@ async function kubeSideOf(
  * is a secret and never logged.
  */
 function shownEmbeddedUrl(url: string, password: string): string {
-  if (password === SETTINGS.embeddedPgPassword.default) return url;
+  if (password === DATABASE_SETTINGS.embeddedPgPassword.default) return url;
   const shown = new URL(url);
   shown.password = '****';
   return shown.toString();

@@ -7,6 +7,7 @@ import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from '../store/database-schema.ts';
 import type { DatabaseStatus } from '../store/database-status.ts';
 import { errorBody } from './api-error.ts';
+import { API_TUNING } from './api-settings.ts';
 
 export interface HealthDeps {
   readonly db: Kysely<HubDatabase>;
@@ -17,8 +18,6 @@ export interface HealthDeps {
   readonly unhealthy?: () => string | undefined;
 }
 
-const READY_QUERY_TIMEOUT_MS = 2_000;
-
 export function healthRoutes(deps: HealthDeps): Hono {
   const app = new Hono();
   app.get('/healthz', (c) => {
@@ -28,7 +27,7 @@ export function healthRoutes(deps: HealthDeps): Hono {
   app.get('/readyz', async (c) => {
     if (!deps.database.migrated) return c.json(errorBody('not_ready', deps.database.notReadyMessage()), 503);
     try {
-      await withTimeout(sql`SELECT 1`.execute(deps.db), READY_QUERY_TIMEOUT_MS);
+      await withTimeout(sql`SELECT 1`.execute(deps.db), API_TUNING.readyQueryTimeoutMs);
       return c.json({ status: 'ready' });
     } catch (error) {
       return c.json(errorBody('database_unavailable', deps.database.unreachableMessage(error)), 503);

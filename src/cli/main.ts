@@ -1,7 +1,8 @@
 // `kalypso-hub <command>`: serve (default), migrate, rollout, demo, help. `--help` or `-h` on any of
 // them prints its help and exits 0; a mistake on the command line is one plain line on stderr
 // (exit 2), naming what was wrong — it is read by a person, not by a log pipeline.
-import { ConfigError, resolveConfig } from '../config/config.ts';
+import { ConfigError } from '../config/config.ts';
+import { resolveHubConfig } from '../settings.ts';
 import { DEMO_HELP, runDemo } from './demo-command.ts';
 import { formatHelp, type Help, helpWidth } from './help-format.ts';
 import { asksForHelp, HELP_ENTRY } from './help-request.ts';
@@ -70,10 +71,10 @@ if (!named && asksForHelp(flags)) {
   try {
     switch (command) {
       case 'serve':
-        await runServe(resolveConfig(flags, process.env));
+        await runServe(resolveHubConfig(flags, process.env));
         break;
       case 'migrate':
-        process.exitCode = await runMigrate(resolveConfig(flags, process.env));
+        process.exitCode = await runMigrate(resolveHubConfig(flags, process.env));
         break;
       case 'rollout':
         process.exitCode = await runRollout(flags, process.env);

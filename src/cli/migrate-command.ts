@@ -1,5 +1,5 @@
 // `kalypso-hub migrate`: apply pending migrations to the configured (or embedded) database.
-import type { HubConfig } from '../config/config.ts';
+import type { HubConfig } from '../settings.ts';
 import { createLogger, resolveLogFormat } from '../log/logger.ts';
 import { connectDatabase } from '../store/connect.ts';
 import { DataDirInUseError, DataDirLock } from '../store/embedded/data-dir-lock.ts';

@@ -1,6 +1,6 @@
 // `kalypso-hub serve`: run until SIGINT/SIGTERM/SIGHUP, then shut down gracefully. A second signal
 // exits at once.
-import type { HubConfig } from '../config/config.ts';
+import type { HubConfig } from '../settings.ts';
 import { feedDemoFleet, followDemoFleet } from '../demo/demo-feeder.ts';
 import { startListening } from '../hub.ts';
 import { createLogger, type Logger, resolveLogFormat } from '../log/logger.ts';

@@ -2,7 +2,7 @@
 // the UI is, where agents send to, how to reach the database, where the data is, how to stop. The
 // same facts are in the log lines; in a terminal they would scroll past between them.
 import path from 'node:path';
-import type { HubConfig } from '../config/config.ts';
+import type { HubConfig } from '../settings.ts';
 import { addressOf, postgresUrlParts, unixSocketDirectory } from '../config/postgres-url.ts';
 import type { RunningHub } from '../hub.ts';
 

@@ -1,6 +1,6 @@
-// The settings as help and the README list them: group by group in SETTING_GROUPS' order, each
-// group's settings in the order SETTINGS declares them.
-import { type Setting, SETTING_GROUPS, SETTINGS, type SettingGroup } from './settings.ts';
+// Settings as help and the docs list them: group by group in SETTING_GROUPS' order, each group's
+// settings in the order the table declares them.
+import { type Setting, SETTING_GROUPS, type SettingGroup, type SettingsTable } from './setting.ts';
 
 export interface SettingsOfGroup {
   readonly group: SettingGroup;
@@ -8,9 +8,9 @@ export interface SettingsOfGroup {
   readonly settings: readonly Setting<unknown>[];
 }
 
-/** Every group (or the ones named), with its settings. */
-export function settingsByGroup(only?: readonly SettingGroup[]): SettingsOfGroup[] {
-  const all: readonly Setting<unknown>[] = Object.values(SETTINGS);
+/** Every group of the table (or the ones named), with its settings. */
+export function settingsByGroup(table: SettingsTable, only?: readonly SettingGroup[]): SettingsOfGroup[] {
+  const all: readonly Setting<unknown>[] = Object.values(table);
   return (Object.keys(SETTING_GROUPS) as SettingGroup[])
     .filter((group) => only === undefined || only.includes(group))
     .map((group) => ({ group, title: SETTING_GROUPS[group], settings: all.filter((setting) => setting.group === group) }));

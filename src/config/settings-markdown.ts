@@ -1,9 +1,10 @@
-// The README's configuration tables, one per group of settings. test/unit/readme.test.ts checks
-// that the README holds exactly this text, so the README cannot drift from the settings.
+// The configuration reference's tables, one per group of settings. A test checks that
+// docs/configuration.md holds exactly this text for the hub's settings, so the docs cannot drift.
+import type { SettingsTable } from './setting.ts';
 import { settingsByGroup, shownDefault } from './setting-groups.ts';
 
-export function settingsMarkdown(): string {
-  return settingsByGroup()
+export function settingsMarkdown(table: SettingsTable): string {
+  return settingsByGroup(table)
     .map(({ title, settings }) =>
       [
         `**${title}**`,

@@ -3,6 +3,7 @@
 // keep reporting so that only the offline one turns stale.
 import type { Logger } from '../log/logger.ts';
 import { buildDemoFleet, type DemoFleet } from './demo-fleet.ts';
+import { DEMO_TUNING } from './demo-settings.ts';
 import { type ResourceLogsToSend, sendLogs } from './otlp-http-sender.ts';
 
 export interface DemoOptions {
@@ -13,14 +14,10 @@ export interface DemoOptions {
   readonly log: Logger;
 }
 
-const BATCH = 20;
-const ROLLOUT_STEP_MS = 15_000;
-const HEARTBEAT_MS = 5 * 60_000;
-
 export async function feedDemoFleet(options: DemoOptions): Promise<DemoFleet> {
   const fleet = buildDemoFleet({ hosts: options.hosts, now: new Date() });
   for (const request of fleet.descriptors) await send(options, request);
-  for (let i = 0; i < fleet.states.length; i += BATCH) await send(options, fleet.states.slice(i, i + BATCH));
+  for (let i = 0; i < fleet.states.length; i += DEMO_TUNING.batch) await send(options, fleet.states.slice(i, i + DEMO_TUNING.batch));
   const records = fleet.states.reduce((total, entry) => total + entry.logs.length, 0);
   options.log.info({ hosts: fleet.states.length, stateReports: records, ...fleet.scenario, rolloutPending: fleet.scenario.rolloutPending.length }, 'demo fleet sent');
   return fleet;
@@ -31,7 +28,7 @@ export async function followDemoFleet(options: DemoOptions, fleet: DemoFleet, si
   let sinceHeartbeat = 0;
   while (!signal.aborted) {
     await new Promise((resolve) => {
-      const timer = setTimeout(resolve, ROLLOUT_STEP_MS);
+      const timer = setTimeout(resolve, DEMO_TUNING.rolloutStepMs);
       signal.addEventListener('abort', () => {
         clearTimeout(timer);
         resolve(undefined);
@@ -49,12 +46,12 @@ export async function followDemoFleet(options: DemoOptions, fleet: DemoFleet, si
         await send(options, [{ resource: previous.resource, logs: [log] }]).catch((error: unknown) => options.log.warn({ err: (error as Error).message }, 'demo report failed'));
       }
     }
-    sinceHeartbeat += ROLLOUT_STEP_MS;
-    if (sinceHeartbeat >= HEARTBEAT_MS) {
+    sinceHeartbeat += DEMO_TUNING.rolloutStepMs;
+    if (sinceHeartbeat >= DEMO_TUNING.heartbeatMs) {
       sinceHeartbeat = 0;
       const beats = [...fleet.latest.values()].map(({ resource, log }) => ({ resource, logs: [{ ...log, time: now }] }));
-      for (let i = 0; i < beats.length; i += BATCH) {
-        await send(options, beats.slice(i, i + BATCH)).catch((error: unknown) => options.log.warn({ err: (error as Error).message }, 'demo heartbeat failed'));
+      for (let i = 0; i < beats.length; i += DEMO_TUNING.batch) {
+        await send(options, beats.slice(i, i + DEMO_TUNING.batch)).catch((error: unknown) => options.log.warn({ err: (error as Error).message }, 'demo heartbeat failed'));
       }
     }
   }

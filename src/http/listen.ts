@@ -6,6 +6,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { TlsFiles } from '../security/tls-files.ts';
+import { HTTP_TUNING } from './http-settings.ts';
 
 export interface HttpListener {
   readonly port: number;
@@ -22,8 +23,7 @@ export async function listenHttp(app: Hono<any, any, any>, host: string, port: n
   ) as Server;
   // A renewed certificate applies to new connections from the moment it is read.
   const unsubscribe = tls?.onChange((identity) => (server as HttpsServer).setSecureContext({ ...identity }));
-  // Collectors keep connections open between exports; keep them a little longer than they do.
-  server.keepAliveTimeout = 65_000;
+  server.keepAliveTimeout = HTTP_TUNING.keepAliveTimeoutMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

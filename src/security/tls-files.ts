@@ -4,8 +4,9 @@
 // through a symlink, which file watchers on the file's path do not see.
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
-import type { HubConfig } from '../config/config.ts';
+import type { ConfigOf } from '../config/setting.ts';
 import type { Logger } from '../log/logger.ts';
+import { type TLS_SETTINGS, TLS_TUNING } from './tls-settings.ts';
 
 export interface TlsIdentity {
   readonly cert: Buffer;
@@ -15,9 +16,6 @@ export interface TlsIdentity {
 export class TlsFilesError extends Error {
   override readonly name = 'TlsFilesError';
 }
-
-/** How often the files are looked at for a renewed certificate (cert-manager renews them in place). */
-const REFRESH_MS = 60_000;
 
 export class TlsFiles {
   readonly #certFile: string;
@@ -39,9 +37,9 @@ export class TlsFiles {
    * renewal every `refreshMs` (default a minute); undefined without them.
    */
   static async fromConfig(
-    config: Pick<HubConfig, 'tlsCertFile' | 'tlsKeyFile'>,
+    config: ConfigOf<typeof TLS_SETTINGS>,
     log: Logger,
-    refreshMs = REFRESH_MS,
+    refreshMs: number = TLS_TUNING.refreshMs,
   ): Promise<TlsFiles | undefined> {
     if (config.tlsCertFile === undefined || config.tlsKeyFile === undefined) return undefined;
     return await TlsFiles.load({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile }, refreshMs, log);

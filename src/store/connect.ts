@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '../log/logger.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { DATABASE_TUNING } from './database-settings.ts';
 
 export interface DatabaseOptions {
   readonly url: string;
@@ -13,8 +14,6 @@ export interface DatabaseOptions {
   /** What pg_stat_activity shows (default kalypso-hub). */
   readonly applicationName?: string;
 }
-
-const CONNECT_TIMEOUT_MS = 5_000;
 
 export interface Database {
   readonly db: Kysely<HubDatabase>;
@@ -33,7 +32,7 @@ export function connectDatabase(options: DatabaseOptions, log: Logger): Database
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DATABASE_TUNING.connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     application_name: options.applicationName ?? 'kalypso-hub',
     types: typeParsers,

@@ -5,9 +5,8 @@ import { type Kysely, sql } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { repeatEvery } from './repeat-every.ts';
+import { STATE_TUNING } from './state-settings.ts';
 import { isDatabaseUnavailable } from './store-errors.ts';
-
-const MAINTENANCE_INTERVAL_MS = 6 * 3_600_000;
 
 export interface HistoryMaintenance {
   readonly partitionsCreated: number;
@@ -36,7 +35,7 @@ export function scheduleHistoryMaintenance(
   log: Logger,
 ): { stop(): Promise<void> } {
   return repeatEvery(
-    MAINTENANCE_INTERVAL_MS,
+    STATE_TUNING.historyMaintenanceMs,
     async () => {
       try {
         const result = await maintainHistoryPartitions(db, { retentionMs: options.retentionMs, now: options.clock() });

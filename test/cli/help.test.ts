@@ -2,7 +2,8 @@
 // 100 columns, the settings in their groups; and mistakes on the command line named in plain text.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SETTING_GROUPS, SETTINGS } from '../../src/config/settings.ts';
+import { SETTING_GROUPS } from '../../src/config/setting.ts';
+import { HUB_SETTINGS } from '../../src/settings.ts';
 import { type CommandResult, REPO, runCommand, runKalypsoHub } from '../support/run-command.ts';
 
 const GROUP_TITLES = Object.values(SETTING_GROUPS);
@@ -34,7 +35,7 @@ describe('--help and -h', () => {
       expectPlainHelp(result, 'kalypso-hub [command] [options]');
       for (const command of ['serve', 'migrate', 'rollout', 'demo', 'help']) expect(result.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
       expectGroupsInOrder(result.stdout);
-      for (const setting of Object.values(SETTINGS)) expect(result.stdout).toMatch(new RegExp(`^  --${setting.flag} `, 'm'));
+      for (const setting of Object.values(HUB_SETTINGS)) expect(result.stdout).toMatch(new RegExp(`^  --${setting.flag} `, 'm'));
     });
 
     it(`kalypso-hub serve ${flag}: every setting, grouped, with its variable and default`, async () => {

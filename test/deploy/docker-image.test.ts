@@ -8,12 +8,12 @@ import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config/config.ts';
+import { resolveHubConfig } from '../../src/settings.ts';
 import { freePort } from '../support/ports.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const DEFAULTS = resolveConfig([], {});
+const DEFAULTS = resolveHubConfig([], {});
 
 interface Instruction {
   readonly keyword: string;

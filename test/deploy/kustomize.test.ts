@@ -8,10 +8,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { resolveConfig } from '../../src/config/config.ts';
+import { resolveHubConfig } from '../../src/settings.ts';
 
 const run = promisify(execFile);
-const DEFAULTS = resolveConfig([], {});
+const DEFAULTS = resolveHubConfig([], {});
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const kubectl = await run('kubectl', ['version', '--client']).then(
   () => true,

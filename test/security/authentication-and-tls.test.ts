@@ -11,7 +11,8 @@ import * as grpc from '@grpc/grpc-js';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRollout } from '../../src/cli/rollout-command.ts';
-import { ConfigError, resolveConfig } from '../../src/config/config.ts';
+import { ConfigError } from '../../src/config/config.ts';
+import { resolveHubConfig } from '../../src/settings.ts';
 import type { RunningHub } from '../../src/hub.ts';
 import { testTls } from '../support/global-tls.ts';
 import { stateLog } from '../support/kalypso-logs.ts';
@@ -172,8 +173,8 @@ describe('certificate renewal', () => {
 
 describe('TLS settings', () => {
   it('needs both files', () => {
-    expect(() => resolveConfig(['--tls-cert-file', '/etc/tls.crt'], {})).toThrow(ConfigError);
-    expect(() => resolveConfig([], { KALYPSO_TLS_KEY_FILE: '/etc/tls.key' })).toThrow(/--tls-cert-file and --tls-key-file/);
+    expect(() => resolveHubConfig(['--tls-cert-file', '/etc/tls.crt'], {})).toThrow(ConfigError);
+    expect(() => resolveHubConfig([], { KALYPSO_TLS_KEY_FILE: '/etc/tls.key' })).toThrow(/--tls-cert-file and --tls-key-file/);
   });
 
   it('stops start-up naming the file that cannot be read, or a key that does not match the certificate', async () => {

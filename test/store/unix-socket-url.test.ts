@@ -4,7 +4,7 @@
 // takes it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBanner } from '../../src/cli/start-banner.ts';
-import { resolveConfig } from '../../src/config/config.ts';
+import { resolveHubConfig } from '../../src/settings.ts';
 import type { RunningHub } from '../../src/hub.ts';
 import { DatabaseStatus } from '../../src/store/database-status.ts';
 import { apiGet } from '../support/api-get.ts';
@@ -31,7 +31,7 @@ afterAll(async () => {
 
 describe('a database URL for a Unix socket', () => {
   it('is taken as it is, and the hub stores and answers through the socket', async () => {
-    expect(resolveConfig(['--database-url', url], {}).databaseUrl).toBe(url);
+    expect(resolveHubConfig(['--database-url', url], {}).databaseUrl).toBe(url);
     hub = await startTestHub(url);
     const exporter = createExporter('grpc', hub.ports);
     const host = randomName('host');
@@ -55,7 +55,7 @@ describe('a database URL for a Unix socket', () => {
   });
 
   it('still refuses what is no PostgreSQL URL', () => {
-    expect(() => resolveConfig(['--database-url', 'mysql://x@/db'], {})).toThrow(/invalid --database-url: must be a postgres/);
-    expect(() => resolveConfig(['--database-url', 'not a url'], {})).toThrow(/invalid --database-url: must be a postgres/);
+    expect(() => resolveHubConfig(['--database-url', 'mysql://x@/db'], {})).toThrow(/invalid --database-url: must be a postgres/);
+    expect(() => resolveHubConfig(['--database-url', 'not a url'], {})).toThrow(/invalid --database-url: must be a postgres/);
   });
 });

@@ -1,5 +1,5 @@
 // A hub started in-process against a test database, on random ports.
-import { resolveConfig } from '../../src/config/config.ts';
+import { resolveHubConfig } from '../../src/settings.ts';
 import { type HubOverrides, type RunningHub, startHub } from '../../src/hub.ts';
 import { createLogger } from '../../src/log/logger.ts';
 
@@ -8,7 +8,7 @@ export async function startTestHub(
   flags: readonly string[] = [],
   overrides: HubOverrides = {},
 ): Promise<RunningHub> {
-  const config = resolveConfig(
+  const config = resolveHubConfig(
     [
       '--database-url',
       databaseUrl,

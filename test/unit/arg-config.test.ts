@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadArgConfig } from '../../src/config/arg-config.ts';
+import { loadArgConfig } from '../../src/sources/resource-graph/arg-config.ts';
 import { ConfigError } from '../../src/config/config.ts';
 
 let directory: string;

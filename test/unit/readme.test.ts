@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { settingsMarkdown } from '../../src/config/settings-markdown.ts';
+import { hubSettingsMarkdown } from '../../src/settings.ts';
 
 describe('README', () => {
   it('documents every setting exactly as the hub defines it, group by group', async () => {
     const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    // To update the README: node -e "import('./src/config/settings-markdown.ts').then((m) => console.log(m.settingsMarkdown()))"
-    expect(readme).toContain(settingsMarkdown());
+    // To update the README: node -e "import('./src/settings.ts').then((m) => console.log(m.hubSettingsMarkdown()))"
+    expect(readme).toContain(hubSettingsMarkdown());
   });
 
   it('gives the two commands on its first screen', async () => {

@@ -7,9 +7,7 @@ import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/targ
 import { CompareAnswer } from './answers.ts';
 import { cursorParam, errorResponses, jsonResponse, NameParam, notFoundResponse, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
-
-
-const MAX_ENVIRONMENTS = 50;
+import { API_TUNING } from '../api-settings.ts';
 
 const compare = createRoute({
   method: 'get',
@@ -19,7 +17,7 @@ const compare = createRoute({
     query: z.object({
       environments: TextParam()
         .min(1)
-        .max(MAX_ENVIRONMENTS * 254)
+        .max(API_TUNING.maxCompareEnvironments * 254)
         .openapi({ description: 'Comma-separated environment names, e.g. dev,qa,prod', example: 'dev,qa,prod' }),
       workspace: NameParam('workspace', 'query', 'Only this workspace').optional(),
       application: NameParam('application', 'query', 'Only this application').optional(),
@@ -42,8 +40,8 @@ export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     const query = c.req.valid('query');
     const names = [...new Set(query.environments.split(',').map((name) => name.trim()))].filter((name) => name !== '');
     if (names.length < 2) throw new ApiError(400, 'invalid_parameter', 'environments: name at least two environments, comma-separated');
-    if (names.length > MAX_ENVIRONMENTS) {
-      throw new ApiError(400, 'invalid_parameter', `environments: at most ${MAX_ENVIRONMENTS} environments`);
+    if (names.length > API_TUNING.maxCompareEnvironments) {
+      throw new ApiError(400, 'invalid_parameter', `environments: at most ${API_TUNING.maxCompareEnvironments} environments`);
     }
     for (const name of names) {
       if (!(await environmentExists(deps.db, name))) throw new ApiError(404, 'not_found', `environment ${JSON.stringify(name)} not found`);

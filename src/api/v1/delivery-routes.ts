@@ -5,11 +5,9 @@ import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { DeliveryReportSchema } from './answers.ts';
 import { durationParamMs, errorResponses, jsonResponse, NameParam, sliceParams, TextParam, TimeParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
+import { API_TUNING } from '../api-settings.ts';
 
-const DEFAULT_WINDOW_MS = 30 * 86_400_000;
 const DEFAULT_FIX_WINDOW = '1h';
-const MAX_FIX_WINDOW_MS = 30 * 86_400_000;
-
 
 const delivery = createRoute({
   method: 'get',
@@ -42,9 +40,9 @@ export function deliveryRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(delivery, async (c) => {
     const query = c.req.valid('query');
     const until = query.until === undefined ? deps.clock() : new Date(query.until);
-    const since = query.since === undefined ? new Date(until.getTime() - DEFAULT_WINDOW_MS) : new Date(query.since);
+    const since = query.since === undefined ? new Date(until.getTime() - API_TUNING.deliveryWindowMs) : new Date(query.since);
     if (since >= until) throw new ApiError(400, 'invalid_parameter', 'since: must be before until');
-    const fixWindowMs = durationParamMs('fixWindow', query.fixWindow ?? DEFAULT_FIX_WINDOW, MAX_FIX_WINDOW_MS, '1h or 30m');
+    const fixWindowMs = durationParamMs('fixWindow', query.fixWindow ?? DEFAULT_FIX_WINDOW, API_TUNING.maxFixWindowMs, '1h or 30m');
     const report = await deliveryReport(deps.db, reportContext(deps), { ...query, since, until, fixWindowSeconds: fixWindowMs / 1_000 });
     return c.json(serialized(report), 200);
   });

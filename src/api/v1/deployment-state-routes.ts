@@ -11,10 +11,7 @@ import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { GateAnswer } from './answers.ts';
 import { durationParamMs, errorResponses, jsonResponse, NameParam, notFoundResponse, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
-
-/** Other hub replicas write too: a waiting request also looks again on this interval. */
-const POLL_INTERVAL_MS = 1_000;
-
+import { API_TUNING } from '../api-settings.ts';
 
 const commitDescription =
   `GitOps commit: the full id, a unique prefix of at least ${MIN_COMMIT_PREFIX} hex digits among the commits the hub has seen ` +
@@ -72,7 +69,7 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     const stop = AbortSignal.any([deps.shutdown, c.req.raw.signal]);
     let state = await read();
     while (!state.settled && Date.now() < deadline && !stop.aborted) {
-      await deps.stateChanges.next(endpointsOf(state), Math.min(POLL_INTERVAL_MS, deadline - Date.now()), stop);
+      await deps.stateChanges.next(endpointsOf(state), Math.min(API_TUNING.gatePollIntervalMs, deadline - Date.now()), stop);
       state = await read();
     }
     return c.json(serialized(state), 200);

@@ -13,6 +13,7 @@ import { type QueueKey, queueKeyId, type Reconciled, type ReconciledKind } from 
 import { AZURE_RESOURCE_GRAPHS, collectionPath, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, RECONCILERS, type ResourceType } from './kube-objects.ts';
 import type { KubeObject } from '../../wire/kube-object.ts';
 import { KustomizationIndex } from './kustomization-index.ts';
+import { KUBE_TUNING } from './kube-settings.ts';
 import { ReconcilerResources } from './reconciler-resources.ts';
 import { ResilientInformer } from './resilient-informer.ts';
 import { isNotFound, StatusWriter } from './status-writer.ts';
@@ -65,7 +66,7 @@ export class KubeController {
     this.#sink = sink;
     this.#log = log.child({ source: 'kube' });
     this.#options = options;
-    this.#queue = new WorkQueue((keys) => this.#process(keys), { batchSize: 500, batchDelayMs: 50, idOf: queueKeyId }, this.#log);
+    this.#queue = new WorkQueue((keys) => this.#process(keys), { batchSize: KUBE_TUNING.queueBatchSize, batchDelayMs: KUBE_TUNING.queueBatchDelayMs, idOf: queueKeyId }, this.#log);
     this.#descriptors = new DescriptorReconciler((key) => this.#get('kustomization', key));
     this.#reconcilers = new ReconcilerResources(
       {

@@ -2,10 +2,10 @@
 // watch (so a hub without one never loads the Kubernetes client): the CRD watcher, and the Secret
 // reader that AzureResourceGraph secretRefs need.
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { HubConfig } from '../../config/config.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { ResourceGraphPollers, SecretReader } from '../resource-graph/resource-graph-pollers.ts';
-import { type KubeOverrides, kubeOptionsFrom, KubeSource } from './kube-source.ts';
+import { type KubeOverrides, kubeOptionsFrom, type KubeWatcherConfig } from './kube-settings.ts';
+import { KubeSource } from './kube-source.ts';
 import { kubeSecretReader } from './secret-reader.ts';
 
 export interface KubeSide {
@@ -15,7 +15,7 @@ export interface KubeSide {
 
 export function kubeSideFor(
   kubeConfig: KubeConfig,
-  config: HubConfig,
+  config: KubeWatcherConfig,
   clock: () => Date,
   overrides: KubeOverrides,
   pollers: ResourceGraphPollers,

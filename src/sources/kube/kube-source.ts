@@ -4,13 +4,11 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import type { HubConfig } from '../../config/config.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { ResourceGraphPollers } from '../resource-graph/resource-graph-pollers.ts';
 import type { Source } from '../source.ts';
 import type { RecordSink } from '../../model/record-sink.ts';
 import { KubeController } from './kube-controller.ts';
-import { ownNamespace } from './kube-config.ts';
 import { LeaderElection } from './leader-election.ts';
 
 export interface KubeSourceOptions {
@@ -25,33 +23,6 @@ export interface KubeSourceOptions {
   readonly retryPeriodMs: number;
   /** This replica's name in the lease (default: host name, process id and a random suffix). */
   readonly identity?: string;
-}
-
-/** How long a leader's Lease holds without renewal, and how often replicas try to take or renew it. */
-const LEASE_DURATION_MS = 15_000;
-const LEASE_RETRY_MS = 2_000;
-
-/** What tests change of the watcher's timing and identity. */
-export interface KubeOverrides {
-  readonly leaseDurationMs?: number;
-  readonly leaseRetryPeriodMs?: number;
-  readonly identity?: string;
-}
-
-/** The watcher's options from the hub's settings. */
-export function kubeOptionsFrom(config: HubConfig, clock: () => Date, overrides: KubeOverrides = {}): KubeSourceOptions {
-  return {
-    namespaces: config.kubeNamespaces,
-    resyncMs: config.kubeResync,
-    // A third of stale-after: two confirmations may fail before a held resource turns stale.
-    confirmEveryMs: Math.min(config.kubeResync, config.staleAfter / 3),
-    clock,
-    leaseNamespace: config.leaderElectionNamespace ?? ownNamespace() ?? 'default',
-    leaseName: config.leaderElectionLease,
-    leaseDurationMs: overrides.leaseDurationMs ?? LEASE_DURATION_MS,
-    retryPeriodMs: overrides.leaseRetryPeriodMs ?? LEASE_RETRY_MS,
-    ...(overrides.identity === undefined ? {} : { identity: overrides.identity }),
-  };
 }
 
 export class KubeSource implements Source {

@@ -5,6 +5,7 @@ import type { HubMetrics } from '../../metrics/hub-metrics.ts';
 import type { OtlpLimits } from '../../normalize/otlp-limits.ts';
 import { LogsNormalizer, type NormalizedLogs, type Rejection } from '../../normalize/otlp-logs.ts';
 import { StoreUnavailableError } from '../../store/store-errors.ts';
+import { OTLP_TUNING } from './otlp-settings.ts';
 import type { GroupCommit } from './group-commit.ts';
 import { type DecodeMemory, decodedSizeEstimate, type Reservation, retainedSizeBound, type WireEncoding } from './decode-memory.ts';
 import { type LogsWalk, OtlpDecodeError } from '../../wire/otlp-logs.ts';
@@ -23,8 +24,6 @@ export type ExportOutcome =
 
 /** How many rejections the partial-success message spells out. */
 const MAX_LISTED_REJECTIONS = 10;
-/** Seconds to wait when the hub is overloaded (as opposed to the database being down). */
-const OVERLOAD_RETRY_SECONDS = 1;
 
 export interface LogsExportDeps {
   readonly groupCommit: GroupCommit;
@@ -85,7 +84,7 @@ export class LogsExport {
   }
 
   #memoryRefusal(reason: 'busy' | 'too-large', wire: WireRequest, estimate: number): ExportOutcome {
-    if (reason === 'busy') return { kind: 'unavailable', retryAfterSeconds: OVERLOAD_RETRY_SECONDS, message: 'hub overloaded: too much data in flight' };
+    if (reason === 'busy') return { kind: 'unavailable', retryAfterSeconds: OTLP_TUNING.overloadRetrySeconds, message: 'hub overloaded: too much data in flight' };
     return {
       kind: 'too-large',
       message: `request of ${MiB(wire.bytes)} would take about ${MiB(estimate)} of memory decoded; this hub decodes at most ${MiB(this.#deps.decodeMemory.capacityBytes)} at once (half its heap: raise --max-old-space-size in NODE_OPTIONS for larger requests): send smaller batches`,
@@ -115,7 +114,7 @@ export class LogsExport {
     try {
       const result = await groupCommit.write(normalized.records);
       if (!result.admitted) {
-        return { kind: 'unavailable', retryAfterSeconds: OVERLOAD_RETRY_SECONDS, message: 'hub overloaded: too many exports in flight' };
+        return { kind: 'unavailable', retryAfterSeconds: OTLP_TUNING.overloadRetrySeconds, message: 'hub overloaded: too many exports in flight' };
       }
       metrics.ingestRecords.inc({ transport, outcome: 'accepted' }, normalized.records.length);
       return partial;

@@ -1,5 +1,5 @@
-// The OTLP receiver as one Source: gRPC and HTTP listeners over one shared export pipeline.
-import type { HubConfig } from '../../config/config.ts';
+// The OTLP receiver as one Source: gRPC and HTTP listeners over one shared export pipeline. Its
+// settings, tunables and options: otlp-settings.ts.
 import type { Logger } from '../../log/logger.ts';
 import type { OtlpLimits } from '../../normalize/otlp-limits.ts';
 import { type HubMetrics, registerDecodeMemoryMetrics } from '../../metrics/hub-metrics.ts';
@@ -12,28 +12,6 @@ import { GroupCommit } from './group-commit.ts';
 import { GrpcReceiver } from './grpc-receiver.ts';
 import { createOtlpHttpApp } from './http-receiver.ts';
 import { LogsExport } from './logs-export.ts';
-
-/**
- * Records one transaction takes from waiting exports (group commit). Measured with 32 and 64
- * collectors sending batches of 100 (`npm run bench -- --only ingest-many`): 2,000 gained 17–21 %
- * throughput with a tail no longer than without grouping; 10,000 gained 10 % and made everyone in
- * a group wait for a long transaction (ack p99 +20–50 %).
- */
-const MAX_RECORDS_PER_GROUP = 2_000;
-
-/**
- * Transactions exports of fewer than 1,000 records (half a group) may run at once; more of them
- * wait and are written together. Measured with 32 and 64 collectors sending batches of 100
- * (`npm run bench -- --only ingest-many`, alternating runs): with every slot open to them, 14,417–
- * 16,584 records/s; with 2, 17,900–24,571 (1: 17,852–18,451; 3: 19,111–21,439; 4: 14,548–19,905).
- * Exports of 1,000 records and more may use every slot, as before: grouping them was slower.
- */
-const SMALL_EXPORT_TRANSACTIONS = 2;
-
-/** Batches allowed to wait for a turn to write before the hub answers "overloaded, retry later". */
-const MAX_QUEUED_WRITES = 64;
-/** Pool connections left to the API and the timers (refreshes, partitions) while ingest writes. */
-const CONNECTIONS_KEPT_FROM_INGEST = 2;
 
 export interface OtlpSourceOptions {
   readonly host: string;
@@ -49,31 +27,10 @@ export interface OtlpSourceOptions {
   /** Batches written at once, and batches allowed to wait for a turn before the hub says "overloaded". */
   readonly maxConcurrentWrites: number;
   readonly maxQueuedWrites: number;
+  /** Group commit: records a transaction takes from waiting exports, and transactions small exports may run at once. */
+  readonly maxRecordsPerGroup: number;
+  readonly smallExportSlots: number;
   readonly shutdownDeadlineMs: number;
-}
-
-/** The receiver's options from the hub's settings; `tls` and `decodeMemoryBytes` come from the hub. */
-export function otlpOptionsFrom(
-  config: HubConfig,
-  from: { readonly tls: TlsFiles | undefined; readonly decodeMemoryBytes: number | undefined },
-): OtlpSourceOptions {
-  return {
-    host: config.listenHost,
-    grpcPort: config.otlpGrpcPort,
-    httpPort: config.otlpHttpPort,
-    maxRequestBytes: config.maxRequestSize,
-    limits: {
-      maxRecordsPerRequest: config.maxRecordsPerRequest,
-      maxAttributes: config.maxAttributes,
-      maxAttributeValueLength: config.maxAttributeValueLength,
-    },
-    tokens: config.ingestToken,
-    tls: from.tls,
-    decodeMemoryBytes: from.decodeMemoryBytes,
-    maxConcurrentWrites: Math.max(1, config.dbPoolSize - CONNECTIONS_KEPT_FROM_INGEST),
-    maxQueuedWrites: MAX_QUEUED_WRITES,
-    shutdownDeadlineMs: config.shutdownTimeout,
-  };
 }
 
 export class OtlpSource implements Source {
@@ -105,8 +62,8 @@ export class OtlpSource implements Source {
         {
           maxActive: options.maxConcurrentWrites,
           maxWaiting: options.maxQueuedWrites,
-          maxRecordsPerGroup: MAX_RECORDS_PER_GROUP,
-          smallExportSlots: SMALL_EXPORT_TRANSACTIONS,
+          maxRecordsPerGroup: options.maxRecordsPerGroup,
+          smallExportSlots: options.smallExportSlots,
         },
         (exports) => this.#metrics.ingestGroupExports.observe(exports),
       ),

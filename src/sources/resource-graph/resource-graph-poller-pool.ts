@@ -1,7 +1,7 @@
 // All running Resource Graph pollers, by source name, as one Source of the hub: started with the
 // --arg-config file's sources (which poll on every replica), then driven by the CRD watcher's
 // AzureResourceGraph resources (on the leader). Stopping it stops every poller.
-import { loadArgConfig } from '../../config/arg-config.ts';
+import { loadArgConfig } from './arg-config.ts';
 import type { ResourceGraphSourceSpec } from '../../normalize/kube-resources.ts';
 import type { Source } from '../source.ts';
 import type { RecordSink } from '../../model/record-sink.ts';

@@ -13,6 +13,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../log/logger.ts';
 import { postgresBinaries, postgresRunAs, type RunAs } from './postgres-binaries.ts';
+import { DATABASE_TUNING } from '../database-settings.ts';
 
 export interface EmbeddedPostgresOptions {
   /** Directory for the cluster (`<dataDir>/pgdata`) and its log (`<dataDir>/postgres.log`). */
@@ -26,9 +27,6 @@ export interface EmbeddedPostgresOptions {
 
 /** The hub's own database on the embedded server. */
 export const EMBEDDED_DATABASE = 'kalypso';
-
-const READY_TIMEOUT_MS = 60_000;
-const STOP_TIMEOUT_MS = 30_000;
 
 /** The embedded server as the hub's settings describe it. */
 export function embeddedPostgresFor(
@@ -114,7 +112,7 @@ export class EmbeddedPostgres {
     const pid = this.#pid;
     if (pid === undefined) return;
     this.#stopping = pid;
-    await signalAndWait(pid, 'SIGINT', STOP_TIMEOUT_MS);
+    await signalAndWait(pid, 'SIGINT', DATABASE_TUNING.embeddedStopTimeoutMs);
     this.#pid = undefined;
     this.#log.info('embedded PostgreSQL stopped');
   }
@@ -124,7 +122,7 @@ export class EmbeddedPostgres {
     const pid = this.#pid;
     if (pid === undefined) return;
     // Kill the whole process group: the postmaster and its backends.
-    await signalAndWait(-pid, 'SIGKILL', STOP_TIMEOUT_MS);
+    await signalAndWait(-pid, 'SIGKILL', DATABASE_TUNING.embeddedStopTimeoutMs);
     this.#pid = undefined;
   }
 
@@ -158,7 +156,7 @@ export class EmbeddedPostgres {
     const pid = Number(pidFile?.split('\n')[0]);
     if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
     this.#log.warn({ pid }, 'stopping the embedded PostgreSQL an earlier hub left running');
-    await signalAndWait(pid, 'SIGINT', STOP_TIMEOUT_MS);
+    await signalAndWait(pid, 'SIGINT', DATABASE_TUNING.embeddedStopTimeoutMs);
   }
 
   async #checkReachable(runAs: RunAs): Promise<void> {
@@ -178,7 +176,7 @@ export class EmbeddedPostgres {
   }
 
   async #waitReady(exited: () => string | undefined): Promise<void> {
-    const deadline = Date.now() + READY_TIMEOUT_MS;
+    const deadline = Date.now() + DATABASE_TUNING.embeddedReadyTimeoutMs;
     for (;;) {
       const status = exited();
       if (status !== undefined) throw new Error(`embedded PostgreSQL ${status}; see ${this.#options.dataDir}/postgres.log`);
@@ -190,7 +188,7 @@ export class EmbeddedPostgres {
       } catch (error) {
         await client.end().catch(() => undefined);
         if (Date.now() > deadline) {
-          throw new Error(`embedded PostgreSQL not ready after ${READY_TIMEOUT_MS} ms: ${(error as Error).message}`, { cause: error });
+          throw new Error(`embedded PostgreSQL not ready after ${DATABASE_TUNING.embeddedReadyTimeoutMs} ms: ${(error as Error).message}`, { cause: error });
         }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../../log/logger.ts';
 import type { EmbeddedPostgres } from './embedded-postgres.ts';
+import { DATABASE_TUNING } from '../database-settings.ts';
 import { backoffDelaysMs } from '../retry-policy.ts';
 
 export interface SupervisorOptions {
@@ -28,8 +29,6 @@ export function createSupervisorMetrics(registry: Registry): Pick<SupervisorOpti
     up: new Gauge({ name: 'kalypso_embedded_postgres_up', help: '1 while the embedded PostgreSQL runs, 0 while it is down.', registers: [registry] }),
   };
 }
-
-const FIRST_RETRY_MS = 250;
 
 export class PostgresSupervisor {
   readonly #server: EmbeddedPostgres;
@@ -75,7 +74,7 @@ export class PostgresSupervisor {
   }
 
   async #recover(): Promise<void> {
-    for (const delay of backoffDelaysMs(FIRST_RETRY_MS)) {
+    for (const delay of backoffDelaysMs(DATABASE_TUNING.embeddedFirstRestartMs)) {
       if (this.#stop.signal.aborted) return;
       try {
         await this.#server.start();

@@ -2,8 +2,8 @@
 // entries have the AzureResourceGraph spec fields plus a name.
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
-import { parseResourceGraphSpec, type ResourceGraphSourceSpec } from '../normalize/kube-resources.ts';
-import { ConfigError } from './config.ts';
+import { parseResourceGraphSpec, type ResourceGraphSourceSpec } from '../../normalize/kube-resources.ts';
+import { ConfigError } from '../../config/config.ts';
 
 export async function loadArgConfig(file: string): Promise<ResourceGraphSourceSpec[]> {
   let document: unknown;
