@@ -2,6 +2,7 @@
 // full of watch loops, poll loops and request handlers, where a forgotten await loses errors.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { layerRules } from './eslint.layers.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.kalypso-hub/**', 'coverage/**', 'test-artifacts/**'] },
@@ -37,4 +38,5 @@ export default tseslint.config(
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
+  ...layerRules,
 );

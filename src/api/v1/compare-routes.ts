@@ -4,7 +4,7 @@ import { environmentExists } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/target-deployments.ts';
-import { CompareAnswer } from './answers.ts';
+import { CompareAnswer } from '../../answers/answer-schemas.ts';
 import { cursorParam, errorResponses, jsonResponse, NameParam, notFoundResponse, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 import { API_TUNING } from '../api-settings.ts';

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { deliveryReport } from '../../store/reports/delivery-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { DeliveryReportSchema } from './answers.ts';
+import { DeliveryReportSchema } from '../../answers/answer-schemas.ts';
 import { durationParamMs, errorResponses, jsonResponse, NameParam, sliceParams, TextParam, TimeParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 import { API_TUNING } from '../api-settings.ts';

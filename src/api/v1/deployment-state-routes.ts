@@ -8,7 +8,7 @@ import { environmentExists } from '../../store/reports/environments-report.ts';
 import { type RolloutState, rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { GateAnswer } from './answers.ts';
+import { GateAnswer } from '../../answers/answer-schemas.ts';
 import { durationParamMs, errorResponses, jsonResponse, NameParam, notFoundResponse, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 import { API_TUNING } from '../api-settings.ts';

@@ -3,7 +3,7 @@ import { decodeDriftCursor, driftReport } from '../../store/reports/drift-report
 import { environmentExists } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { DriftPage } from './answers.ts';
+import { DriftPage } from '../../answers/answer-schemas.ts';
 import { cursorParam, errorResponses, jsonResponse, NameParam, notFoundResponse, PageLimitParam, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 

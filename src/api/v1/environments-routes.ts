@@ -4,7 +4,7 @@ import { environmentStateReport } from '../../store/reports/environment-state-re
 import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/target-deployments.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { EnvironmentsAnswer, EnvironmentStateAnswer } from './answers.ts';
+import { EnvironmentsAnswer, EnvironmentStateAnswer } from '../../answers/answer-schemas.ts';
 import { cursorParam, errorResponses, jsonResponse, NameParam, notFoundResponse, PageLimitParam, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { decodeCursor, historyReport } from '../../store/reports/history-report.ts';
 import type { ApiV1Deps } from './api-deps.ts';
-import { HistoryPage } from './answers.ts';
+import { HistoryPage } from '../../answers/answer-schemas.ts';
 import { cursorParam, errorResponses, jsonResponse, NameParam, sliceParams, TextParam, TimeParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import { hostsReport, hostStateReport } from '../../store/reports/hosts-report.ts';
 import { ApiError } from '../api-error.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { EffectiveStatusSchema, HostsPage, HostStateAnswer } from './answers.ts';
+import { EffectiveStatusSchema, HostsPage, HostStateAnswer } from '../../answers/answer-schemas.ts';
 import { errorResponses, jsonResponse, NameParam, notFoundResponse, PageLimitParam, TextParam } from './schemas.ts';
 import { serialized } from './serialize.ts';
 

@@ -4,7 +4,7 @@
 import { z } from '@hono/zod-openapi';
 import { formatDuration, parseDuration } from '../../config/units.ts';
 import { ApiError } from '../api-error.ts';
-import { ErrorSchema } from './answers.ts';
+import { ErrorSchema } from '../../answers/answer-schemas.ts';
 
 /**
  * A text parameter. PostgreSQL text cannot hold NUL, and a lone surrogate (percent-encoded

@@ -1,7 +1,7 @@
-// The API's answers as TypeScript types, derived from their zod schemas (answers.ts) — the web UI
+// The API's answers as TypeScript types, derived from their zod schemas (answer-schemas.ts) — the web UI
 // and other clients import these with `import type`, so no shape is written twice.
 import type { z } from '@hono/zod-openapi';
-import type * as answers from './answers.ts';
+import type * as answers from './answer-schemas.ts';
 
 export type ApiErrorBody = z.infer<typeof answers.ErrorSchema>;
 

@@ -3,7 +3,7 @@
 // module imports nothing of the server (zod and the model's lists only), so the UI's type-check can
 // follow it.
 import { z } from '@hono/zod-openapi';
-import { DEPLOYMENT_STATUSES, EFFECTIVE_STATUSES } from '../../model/deployment-records.ts';
+import { DEPLOYMENT_STATUSES, EFFECTIVE_STATUSES } from '../model/deployment-records.ts';
 
 // Errors
 
