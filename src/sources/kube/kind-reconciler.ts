@@ -7,12 +7,10 @@ import type { ResourceType } from './kube-objects.ts';
 import type { KubeObject } from '../../wire/kube-object.ts';
 import type { ReadyCondition } from './status-writer.ts';
 
-/** The kinds reconciled one object at a time. (Kustomizations are only watched: see KustomizationIndex.) */
-export type ReconciledKind = 'descriptor' | 'reconciler' | 'graph';
-
 /** An entry of the work queue: which object to look at again. The object itself is read when its turn comes. */
 export interface QueueKey {
-  readonly kind: ReconciledKind;
+  /** The reconciled kind's name (kind-setup.ts WatchedKind). */
+  readonly kind: string;
   /** `namespace/name` */
   readonly key: string;
 }

@@ -1,20 +1,17 @@
-// The CRD watcher's controller: informers for DeploymentDescriptors, Reconcilers,
-// AzureResourceGraphs and Flux Kustomizations feed one work queue; each kind has its own
-// reconciler (descriptor-reconciler, reconciler-resources, graph-reconciler). A batch's records
+// The CRD watcher's controller: one informer per watched kind, namespace by namespace, feeding one
+// work queue; each reconciled kind brings its own reconciler (kube-kinds.ts). A batch's records
 // are stored in one transaction, then the Ready conditions written on the resources.
 import type { CustomObjectsApi, KubeConfig, KubernetesListObject } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
-import { StoreUnavailableError } from '../../store/store-errors.ts';
-import type { ResourceGraphPollers } from '../resource-graph/resource-graph-pollers.ts';
 import type { RecordSink } from '../../model/record-sink.ts';
-import { DescriptorReconciler } from './descriptor-reconciler.ts';
-import { GraphReconciler } from './graph-reconciler.ts';
-import { type QueueKey, queueKeyId, type Reconciled, type ReconciledKind } from './kind-reconciler.ts';
-import { AZURE_RESOURCE_GRAPHS, collectionPath, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, RECONCILERS, type ResourceType } from './kube-objects.ts';
+import { StoreUnavailableError } from '../../store/store-errors.ts';
 import type { KubeObject } from '../../wire/kube-object.ts';
-import { KustomizationIndex } from './kustomization-index.ts';
+import type { ResourceGraphPollers } from '../resource-graph/resource-graph-pollers.ts';
+import { type QueueKey, queueKeyId, type Reconciled } from './kind-reconciler.ts';
+import type { KindContext, KindController, KindSetup, WatchedKind } from './kind-setup.ts';
+import { KUBE_KINDS } from './kube-kinds.ts';
+import { collectionPath, type ResourceType } from './kube-objects.ts';
 import { KUBE_TUNING } from './kube-settings.ts';
-import { ReconcilerResources } from './reconciler-resources.ts';
 import { ResilientInformer } from './resilient-informer.ts';
 import { isNotFound, StatusWriter } from './status-writer.ts';
 import { WorkQueue } from './work-queue.ts';
@@ -32,13 +29,14 @@ export interface KubeControllerOptions {
   readonly clock: () => Date;
 }
 
-type WatchedKind = ReconciledKind | 'kustomization';
-const TYPES: Record<WatchedKind, ResourceType> = {
-  descriptor: DEPLOYMENT_DESCRIPTORS,
-  reconciler: RECONCILERS,
-  graph: AZURE_RESOURCE_GRAPHS,
-  kustomization: FLUX_KUSTOMIZATIONS,
-};
+type ChangeHandler = (key: string, object: KubeObject | undefined, previous: KubeObject | undefined) => void;
+
+/** A watched kind's informers (one per namespace) and who hears of its changes. */
+interface Watch {
+  readonly kind: WatchedKind;
+  readonly informers: ResilientInformer[];
+  readonly handlers: ChangeHandler[];
+}
 
 export class KubeController {
   readonly #api: CustomObjectsApi;
@@ -46,12 +44,9 @@ export class KubeController {
   readonly #sink: RecordSink;
   readonly #log: Logger;
   readonly #options: KubeControllerOptions;
-  readonly #informers = new Map<WatchedKind, ResilientInformer[]>();
+  readonly #watches = new Map<string, Watch>();
+  readonly #controllers = new Map<string, KindController>();
   readonly #queue: WorkQueue<QueueKey>;
-  readonly #kustomizations = new KustomizationIndex();
-  readonly #descriptors: DescriptorReconciler;
-  readonly #reconcilers: ReconcilerResources;
-  readonly #graphs: GraphReconciler;
 
   constructor(
     kubeConfig: KubeConfig,
@@ -60,66 +55,94 @@ export class KubeController {
     pollers: ResourceGraphPollers,
     options: KubeControllerOptions,
     log: Logger,
+    kinds: readonly KindSetup[] = KUBE_KINDS,
   ) {
     this.#api = api;
     this.#status = new StatusWriter(api);
     this.#sink = sink;
     this.#log = log.child({ source: 'kube' });
     this.#options = options;
-    this.#queue = new WorkQueue((keys) => this.#process(keys), { batchSize: KUBE_TUNING.queueBatchSize, batchDelayMs: KUBE_TUNING.queueBatchDelayMs, idOf: queueKeyId }, this.#log);
-    this.#descriptors = new DescriptorReconciler((key) => this.#get('kustomization', key));
-    this.#reconcilers = new ReconcilerResources(
-      {
-        list: async () => (await Promise.all(this.#namespaces().map((namespace) => this.#list(RECONCILERS, namespace)))).flatMap((list) => list.items),
-        requeue: (key) => this.#queue.add({ kind: 'reconciler', key }),
-        confirmEveryMs: options.confirmEveryMs,
-        clock: options.clock,
-      },
+    this.#queue = new WorkQueue(
+      (keys) => this.#process(keys),
+      { batchSize: KUBE_TUNING.queueBatchSize, batchDelayMs: KUBE_TUNING.queueBatchDelayMs, idOf: queueKeyId },
       this.#log,
     );
-    this.#graphs = new GraphReconciler(pollers, this.#status, (key) => this.#get('graph', key), this.#log);
-    for (const kind of Object.keys(TYPES) as WatchedKind[]) {
-      const type = TYPES[kind];
-      this.#informers.set(
-        kind,
-        this.#namespaces().map(
-          (namespace) =>
-            new ResilientInformer(
-              kubeConfig,
-              {
-                name: `${type.plural}${namespace === undefined ? '' : `@${namespace}`}`,
-                path: collectionPath(type, namespace),
-                list: () => this.#list(type, namespace),
-                resyncMs: options.resyncMs,
-                onChange: (key, object, previous) => this.#changed(kind, key, object, previous),
-              },
-              this.#log,
-            ),
-        ),
-      );
-    }
+    const context = this.#context(pollers);
+    for (const setup of kinds) this.#register(setup(context), kubeConfig);
   }
 
-  /** Starts every informer; resolves when the hub's own kinds are listed (Flux may be absent). */
+  /** Starts every informer; resolves when the required kinds are listed (Flux may be absent). */
   async start(): Promise<void> {
-    const all = [...this.#informers.entries()];
-    for (const [, informers] of all) for (const informer of informers) void informer.start();
-    await Promise.all(
-      all.filter(([kind]) => kind !== 'kustomization').flatMap(([, informers]) => informers.map((informer) => informer.start())),
-    );
-    this.#reconcilers.start();
+    const watches = [...this.#watches.values()];
+    for (const watch of watches) for (const informer of watch.informers) void informer.start();
+    await Promise.all(watches.filter((watch) => watch.kind.required).flatMap((watch) => watch.informers.map((informer) => informer.start())));
+    for (const controller of this.#controllers.values()) controller.start?.();
   }
 
   async stop(): Promise<void> {
-    this.#reconcilers.stop();
-    await Promise.all([...this.#informers.values()].flat().map((informer) => informer.stop()));
+    await Promise.all([...this.#watches.values()].flatMap((watch) => watch.informers.map((informer) => informer.stop())));
     await this.#queue.stop();
-    await this.#graphs.stopAll();
+    for (const controller of this.#controllers.values()) await controller.stop?.();
   }
 
   /** Resolves when every queued change has been processed. */
   idle(): Promise<void> {
     return this.#queue.idle();
+  }
+
+  #context(pollers: ResourceGraphPollers): KindContext {
+    return {
+      get: (kind, key) => this.#get(kind, key),
+      list: async (type) => (await Promise.all(this.#namespaces().map((namespace) => this.#list(type, namespace)))).flatMap((list) => list.items),
+      requeue: (kind, key) => this.#queue.add({ kind, key }),
+      status: this.#status,
+      pollers,
+      confirmEveryMs: this.#options.confirmEveryMs,
+      clock: this.#options.clock,
+      log: this.#log,
+    };
+  }
+
+  /** The kind's own changes queue its objects; a watched kind's changes queue the objects they make due. */
+  #register(controller: KindController, kubeConfig: KubeConfig): void {
+    const kind = controller.for.name;
+    if (this.#controllers.has(kind)) throw new Error(`kind ${kind} is set up twice`);
+    this.#controllers.set(kind, controller);
+    this.#watch(controller.for, kubeConfig).handlers.push((key, object, previous) => {
+      controller.changed?.(key, object, previous);
+      this.#queue.add({ kind, key });
+    });
+    for (const { kind: watched, due } of controller.watches ?? []) {
+      this.#watch(watched, kubeConfig).handlers.push((key, object) => {
+        for (const dueKey of due(key, object)) this.#queue.add({ kind, key: dueKey });
+      });
+    }
+  }
+
+  /** The informers of a kind, made the first time any setup asks for it. */
+  #watch(kind: WatchedKind, kubeConfig: KubeConfig): Watch {
+    const existing = this.#watches.get(kind.name);
+    if (existing !== undefined) return existing;
+    const handlers: ChangeHandler[] = [];
+    const informers = this.#namespaces().map(
+      (namespace) =>
+        new ResilientInformer(
+          kubeConfig,
+          {
+            name: `${kind.type.plural}${namespace === undefined ? '' : `@${namespace}`}`,
+            path: collectionPath(kind.type, namespace),
+            list: () => this.#list(kind.type, namespace),
+            resyncMs: this.#options.resyncMs,
+            onChange: (key, object, previous) => {
+              for (const handler of handlers) handler(key, object, previous);
+            },
+          },
+          this.#log,
+        ),
+    );
+    const watch = { kind, informers, handlers };
+    this.#watches.set(kind.name, watch);
+    return watch;
   }
 
   #namespaces(): readonly (string | undefined)[] {
@@ -135,26 +158,8 @@ export class KubeController {
     ) as Promise<KubernetesListObject<KubeObject>>;
   }
 
-  #changed(kind: WatchedKind, key: string, object: KubeObject | undefined, previous: KubeObject | undefined): void {
-    switch (kind) {
-      case 'kustomization':
-        // Descriptors waiting for (or following) this Kustomization's revision are due again.
-        for (const descriptor of this.#kustomizations.descriptorsOf(key)) this.#queue.add({ kind: 'descriptor', key: descriptor });
-        return;
-      case 'descriptor':
-        this.#kustomizations.update(key, object);
-        break;
-      case 'reconciler':
-        this.#reconcilers.changed(key, object, previous);
-        break;
-      case 'graph':
-        break;
-    }
-    this.#queue.add({ kind, key });
-  }
-
-  #get(kind: WatchedKind, key: string): KubeObject | undefined {
-    for (const informer of this.#informers.get(kind) ?? []) {
+  #get(kind: string, key: string): KubeObject | undefined {
+    for (const informer of this.#watches.get(kind)?.informers ?? []) {
       const object = informer.get(key);
       if (object !== undefined) return object;
     }
@@ -166,24 +171,32 @@ export class KubeController {
     const now = this.#options.clock();
     const reconciled: [QueueKey, Reconciled][] = [];
     for (const queued of batch) {
-      const reconciler = queued.kind === 'descriptor' ? this.#descriptors : queued.kind === 'reconciler' ? this.#reconcilers : this.#graphs;
-      const outcome = await reconciler.reconcile(queued.key, this.#get(queued.kind, queued.key), now);
+      const controller = this.#controllers.get(queued.kind)!;
+      const outcome = await controller.reconciler.reconcile(queued.key, this.#get(queued.kind, queued.key), now);
       if (outcome !== undefined) reconciled.push([queued, outcome]);
     }
+    const stored = await this.#store(reconciled);
+    return stored === 'retry' ? reconciled.filter(([, outcome]) => outcome.records.length > 0).map(([queued]) => queued) : await this.#writeStatuses(reconciled, now);
+  }
 
+  /** The batch's records in one transaction; 'retry' when the store cannot take them now (nothing was stored). */
+  async #store(reconciled: readonly (readonly [QueueKey, Reconciled])[]): Promise<'stored' | 'retry'> {
     const records = reconciled.flatMap(([, outcome]) => outcome.records);
-    if (records.length > 0) {
-      try {
-        await this.#sink.write(records);
-      } catch (error) {
-        if (!(error instanceof StoreUnavailableError)) throw error;
-        this.#log.warn({ err: error.message, records: records.length }, 'store unavailable; will retry');
-        // Nothing was stored: every key that carried a record is retried, with its status unchanged.
-        return reconciled.filter(([, outcome]) => outcome.records.length > 0).map(([queued]) => queued);
-      }
-      for (const [, outcome] of reconciled) outcome.stored?.();
+    if (records.length === 0) return 'stored';
+    try {
+      await this.#sink.write(records);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      this.#log.warn({ err: error.message, records: records.length }, 'store unavailable; will retry');
+      // Every key that carried a record is retried, with its status unchanged.
+      return 'retry';
     }
+    for (const [, outcome] of reconciled) outcome.stored?.();
+    return 'stored';
+  }
 
+  /** The Ready conditions, once the records are stored; returns the keys whose status could not be written. */
+  async #writeStatuses(reconciled: readonly (readonly [QueueKey, Reconciled])[], now: Date): Promise<QueueKey[]> {
     const retry: QueueKey[] = [];
     for (const [queued, { status }] of reconciled) {
       if (status === undefined) continue;
