@@ -11,18 +11,18 @@ export const LAYERS = {
   config: ['model'],
   log: ['config', 'model'],
   metrics: ['log', 'config', 'model'],
-  answers: ['model'],
+  contract: ['config', 'model'],
   normalize: ['wire', 'config', 'model'],
   security: ['log', 'config', 'model'],
   http: ['security', 'log', 'config', 'model'],
-  store: ['normalize', 'answers', 'metrics', 'log', 'config', 'model'],
+  store: ['normalize', 'contract', 'metrics', 'log', 'config', 'model'],
   sources: ['store', 'normalize', 'wire', 'http', 'security', 'metrics', 'log', 'config', 'model'],
-  ui: ['answers'],
-  api: ['ui', 'store', 'answers', 'http', 'security', 'metrics', 'log', 'config', 'model'],
+  ui: ['contract'],
+  api: ['ui', 'store', 'contract', 'http', 'security', 'metrics', 'log', 'config', 'model'],
   demo: ['sources', 'http', 'wire', 'log', 'config', 'model'],
-  cli: ['hub', 'demo', 'ui', 'api', 'sources', 'store', 'normalize', 'answers', 'http', 'security', 'metrics', 'log', 'config', 'model'],
+  cli: ['hub', 'demo', 'ui', 'api', 'sources', 'store', 'normalize', 'contract', 'http', 'security', 'metrics', 'log', 'config', 'model'],
   // The wiring: src/hub.ts, src/settings.ts, src/started-steps.ts.
-  hub: ['api', 'ui', 'demo', 'sources', 'store', 'normalize', 'answers', 'wire', 'http', 'security', 'metrics', 'log', 'config', 'model'],
+  hub: ['api', 'ui', 'demo', 'sources', 'store', 'normalize', 'contract', 'wire', 'http', 'security', 'metrics', 'log', 'config', 'model'],
 };
 
 export const layerRules = [

@@ -32,8 +32,6 @@ export const API_TUNING = {
   readyQueryTimeoutMs: 2_000,
   /** Other hub replicas write too: a waiting gate request also looks again on this interval. */
   gatePollIntervalMs: 1_000,
-  /** Environments one compare request may name. */
-  maxCompareEnvironments: 50,
   /** The delivery window when `since` is not given: the 30 days before `until`. */
   deliveryWindowMs: 30 * 86_400_000,
   /** The longest fix window a delivery request may ask for. */

@@ -2,6 +2,9 @@
 // and Arc report `main/<hex>`, OCI sources `latest@sha256:<hex>`, CD pipelines a bare hex.
 // Desired and real state are correlated by commit, so all of them must compare equal.
 
+/** The shortest prefix of a commit id the hub resolves (as UIs and CLIs show them: 7 hex digits or more). */
+export const MIN_COMMIT_PREFIX = 7;
+
 const DIGEST = /^(?:.+@)?(?:sha1|sha256):([0-9a-f]{7,64})$/i;
 const BRANCH_SLASH_HEX = /^.+\/([0-9a-f]{40}|[0-9a-f]{64})$/i;
 const BARE_HEX = /^[0-9a-f]{7,64}$/i;

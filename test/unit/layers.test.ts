@@ -42,7 +42,7 @@ describe('layers', () => {
     ['src/normalize/probe.ts', "import type { KubeObject } from '../wire/kube-object.ts';"],
     ['src/store/probe.ts', "import type { RecordSink } from '../model/record-sink.ts';"],
     ['src/sources/otlp/probe.ts', "import { RecordWriter } from '../../store/record-writer.ts';"],
-    ['src/ui/app/probe.ts', "import type { Host } from '../../answers/answer-types.ts';"],
+    ['src/ui/app/probe.ts', "import type { Host } from '../../contract/answer-types.ts';"],
     ['src/hub.ts', "import { OtlpSource } from './sources/otlp/otlp-source.ts';"],
   ])('%s: %s is allowed', async (file, code) => {
     expect(await problems(file, `${code}\nexport const probe = 1;\n`)).toEqual([]);

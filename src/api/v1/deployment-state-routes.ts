@@ -1,47 +1,17 @@
 // The rollout gates for CD pipelines — per manifests endpoint, or per environment (Kalypso's Check
 // Promote) — with an optional long-poll (`wait`) that answers as soon as every subscriber settled.
-import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { normalizeManifestsEndpoint } from '../../model/manifests-endpoint.ts';
-import { type CommitScope, MIN_COMMIT_PREFIX, resolveCommit } from '../../store/reports/commit-resolution.ts';
+import { type CommitScope, resolveCommit } from '../../store/reports/commit-resolution.ts';
 import { environmentGateReport, type EnvironmentRolloutState } from '../../store/reports/environment-gate-report.ts';
 import { environmentExists } from '../../store/reports/environments-report.ts';
 import { type RolloutState, rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
 import { ApiError } from '../api-error.ts';
+import { deploymentState } from '../../contract/routes/deployment-state.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { GateAnswer } from '../../answers/answer-schemas.ts';
-import { durationParamMs, errorResponses, jsonResponse, NameParam, notFoundResponse, TextParam } from './schemas.ts';
+import { durationParamMs } from './schemas.ts';
 import { serialized } from './serialize.ts';
 import { API_TUNING } from '../api-settings.ts';
-
-const commitDescription =
-  `GitOps commit: the full id, a unique prefix of at least ${MIN_COMMIT_PREFIX} hex digits among the commits the hub has seen ` +
-  'there, or another accepted spelling (main@sha1:…)';
-
-const deploymentState = createRoute({
-  method: 'get',
-  path: '/deployment-state',
-  summary: 'Rollout gate: has this commit been applied everywhere — on a manifests endpoint, or across an environment (Check Promote)?',
-  request: {
-    query: z.object({
-      manifestsEndpoint: TextParam()
-        .min(1)
-        .max(2_048)
-        .optional()
-        .openapi({ description: 'repo/branch/path (or give environment)', example: 'https://github.com/contoso/gitops/dev/hello-world' }),
-      environment: NameParam('environment', 'query', 'Every deployment target of this environment (or give manifestsEndpoint)').optional(),
-      commit: TextParam().min(1).max(256).openapi({ description: commitDescription }),
-      wait: TextParam()
-        .max(32)
-        .optional()
-        .openapi({ description: 'Wait up to this long (e.g. 30s, 5m) for every subscriber to settle', example: '60s' }),
-    }),
-  },
-  responses: {
-    ...jsonResponse(GateAnswer, 'Totals and per-subscriber status (and, per environment, per target)'),
-    ...errorResponses,
-    ...notFoundResponse,
-  },
-});
 
 export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(deploymentState, async (c) => {

@@ -3,11 +3,10 @@
 // the endpoints on its branch, or an environment's). Canonical spellings (`main@sha1:…`) are
 // accepted too; anything that is not hex (a tag) is taken as it is.
 import { type Kysely, sql } from 'kysely';
-import { canonicalCommitId } from '../../model/commit-id.ts';
+import { canonicalCommitId, MIN_COMMIT_PREFIX } from '../../model/commit-id.ts';
 import { ok, refused, type Result } from '../../model/result.ts';
 import type { HubDatabase } from '../database-schema.ts';
 
-export const MIN_COMMIT_PREFIX = 7;
 const FULL = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 const HEX = /^[0-9a-f]+$/;
 const CANDIDATES_NAMED = 10;

@@ -1,6 +1,6 @@
 // The web UI reads the public /api/v1 only. The answers' types come from the API's own zod schemas
 // (src/api/v1/answer-types.ts), so the UI cannot read a field the API does not send.
-import type { ApiErrorBody } from '../../answers/answer-types.ts';
+import type { ApiErrorBody } from '../../contract/answer-types.ts';
 import { askForApiToken, storedApiToken } from './sign-in.ts';
 
 export type {
@@ -21,7 +21,7 @@ export type {
   LaggingHost,
   RolloutState,
   StatusCounts,
-} from '../../answers/answer-types.ts';
+} from '../../contract/answer-types.ts';
 
 export class ApiFailure extends Error {
   readonly status: number;
