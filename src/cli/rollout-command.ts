@@ -11,7 +11,7 @@ import { formatDuration, parseDuration } from '../config/units.ts';
 import { shownUrl } from '../http/fetch-failure.ts';
 // The short form the web UI shows, so that a commit copied from either is the same text.
 import { shortCommit } from '../ui/app/format.ts';
-import { askHub, isHttpUrl } from './ask-hub.ts';
+import { type Asked, askHub, isHttpUrl } from './ask-hub.ts';
 import type { Help } from './help-format.ts';
 import { HELP_ENTRY } from './help-request.ts';
 
@@ -98,44 +98,77 @@ export const ROLLOUT_HELP: Help = {
 };
 
 export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const request = readRolloutRequest(argv, env);
+  if ('usage' in request) return usageError(request.usage);
+  const waited = await waitForRollout(request);
+  if (waited.kind === 'failed') return failure(waited.reason);
+  const { answer } = waited;
+  const outcome = answer.failed > 0 ? 'failed' : answer.settled && answer.succeeded === answer.total ? 'succeeded' : 'timedOut';
+  if (request.json) process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+  else process.stdout.write(`${table(answer)}\n\n${summary(answer)}: ${describeOutcome(outcome, answer)}\n`);
+  return ROLLOUT_EXIT[outcome];
+}
+
+const ROLLOUT_OPTIONS = {
+  endpoint: { type: 'string' },
+  environment: { type: 'string' },
+  commit: { type: 'string' },
+  wait: { type: 'string' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+/** What to ask the hub, read from the command line and the environment. */
+interface RolloutRequest {
+  readonly scope: { environment: string } | { manifestsEndpoint: string };
+  readonly commit: string;
+  readonly waitMs: number;
+  /** The hub's base URL, without a trailing slash. */
+  readonly base: string;
+  readonly token: string | undefined;
+  readonly json: boolean;
+}
+
+/** The request, or what is wrong with the arguments. */
+function readRolloutRequest(argv: readonly string[], env: NodeJS.ProcessEnv): RolloutRequest | { usage: string } {
   let flags: { endpoint?: string; environment?: string; commit?: string; wait?: string; url?: string; token?: string; json?: boolean };
-  const options = {
-    endpoint: { type: 'string' },
-    environment: { type: 'string' },
-    commit: { type: 'string' },
-    wait: { type: 'string' },
-    url: { type: 'string' },
-    token: { type: 'string' },
-    json: { type: 'boolean' },
-  } as const;
   try {
-    flags = parseArgs({ args: [...argv], options, strict: true }).values;
+    flags = parseArgs({ args: [...argv], options: ROLLOUT_OPTIONS, strict: true }).values;
   } catch (error) {
-    return usageError(describeArgvError(error, Object.keys(options)));
+    return { usage: describeArgvError(error, Object.keys(ROLLOUT_OPTIONS)) };
   }
   const endpoint = flags.endpoint === '' ? undefined : flags.endpoint;
   const environment = flags.environment === '' ? undefined : flags.environment;
-  if ((endpoint === undefined) === (environment === undefined)) return usageError('give --endpoint or --environment (one of them)');
-  if (flags.commit === undefined || flags.commit === '') return usageError('--commit is required');
+  if ((endpoint === undefined) === (environment === undefined)) return { usage: 'give --endpoint or --environment (one of them)' };
+  if (flags.commit === undefined || flags.commit === '') return { usage: '--commit is required' };
   const waitMs = flags.wait === undefined ? 0 : parseDuration(flags.wait);
-  if (waitMs === undefined) return usageError(`--wait must be a duration such as 30s or 10m (got ${JSON.stringify(flags.wait)})`);
+  if (waitMs === undefined) return { usage: `--wait must be a duration such as 30s or 10m (got ${JSON.stringify(flags.wait)})` };
   const base = (flags.url ?? env.KALYPSO_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
-  if (!isHttpUrl(base)) return usageError(`--url must be an http:// or https:// URL (got ${JSON.stringify(base)})`);
-  const token = flags.token ?? env.KALYPSO_API_TOKEN;
+  if (!isHttpUrl(base)) return { usage: `--url must be an http:// or https:// URL (got ${JSON.stringify(base)})` };
+  return {
+    scope: endpoint === undefined ? { environment: environment! } : { manifestsEndpoint: endpoint },
+    commit: flags.commit,
+    waitMs,
+    base,
+    token: flags.token ?? env.KALYPSO_API_TOKEN,
+    json: flags.json === true,
+  };
+}
 
-  const deadline = Date.now() + waitMs;
+/**
+ * Asks until the rollout settles, a subscriber fails or the wait is over, showing progress; rides out
+ * an unreachable hub or its database being unavailable while there is time left.
+ */
+async function waitForRollout(request: RolloutRequest): Promise<{ kind: 'answered'; answer: RolloutAnswer } | { kind: 'failed'; reason: string }> {
+  const deadline = Date.now() + request.waitMs;
   let answer: RolloutAnswer | undefined;
   for (;;) {
     // The first question is answered at once (so progress shows from the start); later ones wait.
     const remaining = answer === undefined ? 0 : Math.max(0, deadline - Date.now());
-    const query = new URLSearchParams({
-      ...(endpoint === undefined ? { environment: environment! } : { manifestsEndpoint: endpoint }),
-      commit: flags.commit,
-      wait: `${Math.min(remaining, REQUEST_WAIT_MS)}ms`,
-    });
-    const asked = await askHub(`${base}/api/v1/deployment-state?${query.toString()}`, token, Math.min(remaining, REQUEST_WAIT_MS) + 30_000);
+    const asked = await askRolloutGate(request, Math.min(remaining, REQUEST_WAIT_MS));
     if (asked.kind === 'unreachable') {
-      if (Date.now() + RETRY_DELAY_MS >= deadline) return failure(asked.reason);
+      if (Date.now() + RETRY_DELAY_MS >= deadline) return { kind: 'failed', reason: asked.reason };
       progress(`${asked.reason}; retrying`);
       await sleep(RETRY_DELAY_MS);
       continue;
@@ -147,18 +180,19 @@ export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv
     }
     if (!asked.ok) {
       const body = asked.body as { error?: { message?: string } } | undefined;
-      return failure(`the hub answered ${asked.status}: ${body?.error?.message ?? asked.statusText} (${shownUrl(asked.url)})`);
+      return { kind: 'failed', reason: `the hub answered ${asked.status}: ${body?.error?.message ?? asked.statusText} (${shownUrl(asked.url)})` };
     }
-    if (asked.body === undefined) return failure(`${shownUrl(asked.url)} answered without JSON: is ${base} the hub?`);
+    if (asked.body === undefined) return { kind: 'failed', reason: `${shownUrl(asked.url)} answered without JSON: is ${request.base} the hub?` };
     answer = asked.body as RolloutAnswer;
-    if (answer.settled || answer.failed > 0 || Date.now() >= deadline) break;
+    if (answer.settled || answer.failed > 0 || Date.now() >= deadline) return { kind: 'answered', answer };
     progress(`${summary(answer)} — waiting up to ${formatDuration(Math.ceil((deadline - Date.now()) / 1_000) * 1_000)} more`);
   }
+}
 
-  const outcome = answer.failed > 0 ? 'failed' : answer.settled && answer.succeeded === answer.total ? 'succeeded' : 'timedOut';
-  if (flags.json === true) process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
-  else process.stdout.write(`${table(answer)}\n\n${summary(answer)}: ${describeOutcome(outcome, answer)}\n`);
-  return ROLLOUT_EXIT[outcome];
+/** One question to the rollout gate, answered within `waitMs` (or at once when the rollout settles). */
+function askRolloutGate(request: RolloutRequest, waitMs: number): Promise<Asked> {
+  const query = new URLSearchParams({ ...request.scope, commit: request.commit, wait: `${waitMs}ms` });
+  return askHub(`${request.base}/api/v1/deployment-state?${query.toString()}`, request.token, waitMs + 30_000);
 }
 
 function summary(answer: RolloutAnswer): string {

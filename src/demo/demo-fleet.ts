@@ -94,93 +94,139 @@ export function buildDemoFleet(options: { hosts: number; now: Date }): DemoFleet
   const descriptors: ResourceLogsToSend[][] = DEMO_ENVIRONMENTS.map((environment) => [
     {
       resource: { 'service.name': 'cd-pipeline', 'deployment.environment': environment },
-      logs: DEMO_WORKLOADS.flatMap((workload) => {
-        const desired = workload.versions.length - 1 - LAG[environment];
-        return workload.versions.slice(0, desired + 1).map((version, index) => ({
-          eventName: 'kalypso.deployment.descriptor',
-          // Older versions were assigned days ago; the staging catalog rollout ten minutes ago.
-          time: minutesBefore(now, workload.workload === 'catalog' && environment === 'staging' && index === desired ? 10 : (desired - index + 1) * 1_440),
-          attributes: { 'vcs.ref.head.revision': `${environment}@sha1:${commitOf(workload.workload, environment, version)}` },
-          body: {
-            workload: {
-              name: workload.workload,
-              source: { repo: `https://github.com/contoso/${workload.workload}`, branch: 'main', path: '.' },
-              application: { name: workload.application, workspace: { name: workload.workspace } },
-            },
-            deploymentTarget: {
-              name: workload.target,
-              environment,
-              manifests: { repo: `https://github.com/contoso/${workload.workspace}-gitops`, branch: environment, path: `${workload.workload}-${workload.target}` },
-            },
-            workloadVersion: { version, build: `build-${version}`, commit: commitOf('source', workload.workload, version), buildTime: minutesBefore(now, (desired - index + 2) * 1_440).toISOString() },
-          },
-        }));
-      }),
+      logs: DEMO_WORKLOADS.flatMap((workload) => descriptorLogs(workload, environment, now)),
     },
   ]);
-
   const hosts = hostsOf(options.hosts);
-  const stagingHosts = hosts.filter((host) => host.environment === 'staging');
-  const failingHost = hosts.filter((host) => host.environment === 'prod' && !host.edge)[2]?.name ?? 'aks-prod-03';
-  const offlineHost = hosts.find((host) => host.edge)?.name ?? 'store-berlin-01';
-  const driftingHost = hosts.filter((host) => host.environment === 'qa')[1]?.name ?? 'aks-qa-02';
-  const catalog = DEMO_WORKLOADS.find((workload) => workload.workload === 'catalog')!;
-  const rolloutVersion = catalog.versions[catalog.versions.length - 1 - LAG.staging]!;
-  const scenario: DemoScenario = {
-    rolloutPending: [],
-    rolloutEndpoint: endpointOf(catalog, 'staging'),
-    rolloutCommit: commitOf('catalog', 'staging', rolloutVersion),
-    failingHost,
-    offlineHost,
-    driftingHost,
+  const rolloutVersion = catalogRolloutVersion();
+  const context: StateContext = {
+    now,
+    scenario: scenarioOf(hosts, rolloutVersion),
+    rolloutVersion,
+    stagingHosts: hosts.filter((host) => host.environment === 'staging'),
+    latest: new Map(),
   };
-  const latest: DemoFleet['latest'] = new Map();
+  const states: ResourceLogsToSend[] = hosts.map((host, hostIndex) => hostStates(host, hostIndex, context));
+  return { descriptors, states, scenario: context.scenario, latest: context.latest };
+}
 
-  const states: ResourceLogsToSend[] = hosts.map((host, hostIndex) => {
-    const resource = { 'k8s.cluster.name': host.name, 'kalypso.host.type': host.edge ? 'edge-device' : 'k8s-cluster' };
-    const offline = host.name === offlineHost;
-    // Live hosts last reported within the past two minutes; the offline one two hours ago.
-    const lastReport = offline ? minutesBefore(now, 120) : new Date(now.getTime() - ((hostIndex * 7_919) % 120_000));
-    const logs = DEMO_WORKLOADS.filter((workload) => (workload.edge === true) === host.edge).flatMap((workload) => {
-      const desired = workload.versions.length - 1 - LAG[host.environment];
-      const applied = host.name === driftingHost && workload.workload === 'hello-world' ? desired - 1 : desired;
-      const reconciler = `flux-system/${workload.workload}`;
-      const endpoint = endpointOf(workload, host.environment);
-      const report = (version: string, status: string, message: string, time: Date) => ({
-        eventName: 'kalypso.deployment.state',
-        time,
-        attributes: {
-          'kalypso.reconciler.name': reconciler,
-          'kalypso.reconciler.type': 'flux',
-          'kalypso.manifests.endpoint': endpoint,
-          'vcs.ref.head.revision': `${host.environment}@sha1:${commitOf(workload.workload, host.environment, version)}`,
-          'kalypso.deployment.status': status,
-        },
-        body: message,
-      });
-      const inRollout = workload.workload === 'catalog' && host.environment === 'staging';
-      const history = workload.versions.slice(Math.max(0, applied - 2), applied + 1).flatMap((version, index, list) => {
-        // A version a day apart each; the staging catalog rollout started ten minutes ago.
-        const minutes = inRollout && version === rolloutVersion ? 8 : (list.length - index) * 1_440;
-        return [report(version, 'in_progress', 'Reconciliation in progress', minutesBefore(lastReport, minutes)), report(version, 'success', `Applied revision: ${version}`, minutesBefore(lastReport, minutes - 3))];
-      });
-      let last = report(workload.versions[applied]!, 'success', `Applied revision: ${workload.versions[applied]}`, lastReport);
-      if (inRollout) {
-        // The rollout of the new catalog: the first 60 % of staging clusters have applied it.
-        const pending = stagingHosts.indexOf(host) >= Math.ceil(stagingHosts.length * 0.6);
-        if (pending) {
-          last = report(rolloutVersion, 'in_progress', 'Reconciliation in progress: waiting for Deployment/catalog to become ready', lastReport);
-          history.pop();
-          scenario.rolloutPending.push({ host: host.name, reconciler, endpoint, commit: scenario.rolloutCommit });
-        }
-      }
-      if (host.name === failingHost && workload.workload === 'checkout') {
-        last = report(workload.versions[applied]!, 'failure', "Health check failed after 5m0s: timeout waiting for: [Deployment/checkout status: 'InProgress']", lastReport);
-      }
-      if (!offline) latest.set(`${host.name}/${reconciler}`, { resource, log: last });
-      return [...history, last];
-    });
-    return { resource, logs };
+type Log = ResourceLogsToSend['logs'][number];
+
+/** The CD pipeline's descriptors of a workload in an environment: every version up to the one desired there. */
+function descriptorLogs(workload: DemoWorkload, environment: Environment, now: Date): Log[] {
+  const desired = workload.versions.length - 1 - LAG[environment];
+  return workload.versions.slice(0, desired + 1).map((version, index) => ({
+    eventName: 'kalypso.deployment.descriptor',
+    // Older versions were assigned days ago; the staging catalog rollout ten minutes ago.
+    time: minutesBefore(now, workload.workload === 'catalog' && environment === 'staging' && index === desired ? 10 : (desired - index + 1) * 1_440),
+    attributes: { 'vcs.ref.head.revision': `${environment}@sha1:${commitOf(workload.workload, environment, version)}` },
+    body: {
+      workload: {
+        name: workload.workload,
+        source: { repo: `https://github.com/contoso/${workload.workload}`, branch: 'main', path: '.' },
+        application: { name: workload.application, workspace: { name: workload.workspace } },
+      },
+      deploymentTarget: {
+        name: workload.target,
+        environment,
+        manifests: { repo: `https://github.com/contoso/${workload.workspace}-gitops`, branch: environment, path: `${workload.workload}-${workload.target}` },
+      },
+      workloadVersion: { version, build: `build-${version}`, commit: commitOf('source', workload.workload, version), buildTime: minutesBefore(now, (desired - index + 2) * 1_440).toISOString() },
+    },
+  }));
+}
+
+function catalogWorkload(): DemoWorkload {
+  return DEMO_WORKLOADS.find((workload) => workload.workload === 'catalog')!;
+}
+
+/** The version of `catalog` rolling out to staging: the one staging desires. */
+function catalogRolloutVersion(): string {
+  const catalog = catalogWorkload();
+  return catalog.versions[catalog.versions.length - 1 - LAG.staging]!;
+}
+
+/** Which hosts play which part; the rollout's pending reconcilers are added as their reports are made. */
+function scenarioOf(hosts: readonly Host[], rolloutVersion: string): DemoScenario {
+  return {
+    rolloutPending: [],
+    rolloutEndpoint: endpointOf(catalogWorkload(), 'staging'),
+    rolloutCommit: commitOf('catalog', 'staging', rolloutVersion),
+    failingHost: hosts.filter((host) => host.environment === 'prod' && !host.edge)[2]?.name ?? 'aks-prod-03',
+    offlineHost: hosts.find((host) => host.edge)?.name ?? 'store-berlin-01',
+    driftingHost: hosts.filter((host) => host.environment === 'qa')[1]?.name ?? 'aks-qa-02',
+  };
+}
+
+/** What every host's reports are made from, and where the latest ones are kept. */
+interface StateContext {
+  readonly now: Date;
+  readonly scenario: DemoScenario;
+  readonly rolloutVersion: string;
+  readonly stagingHosts: readonly Host[];
+  readonly latest: DemoFleet['latest'];
+}
+
+/** One host's state reports: a reconciler per workload that runs on its kind of host. */
+function hostStates(host: Host, hostIndex: number, context: StateContext): ResourceLogsToSend {
+  const resource = { 'k8s.cluster.name': host.name, 'kalypso.host.type': host.edge ? 'edge-device' : 'k8s-cluster' };
+  const offline = host.name === context.scenario.offlineHost;
+  // Live hosts last reported within the past two minutes; the offline one two hours ago.
+  const lastReport = offline ? minutesBefore(context.now, 120) : new Date(context.now.getTime() - ((hostIndex * 7_919) % 120_000));
+  const logs = DEMO_WORKLOADS.filter((workload) => (workload.edge === true) === host.edge).flatMap((workload) => {
+    const { history, last } = workloadReports(host, workload, lastReport, context);
+    if (!offline) context.latest.set(`${host.name}/${reconcilerOf(workload)}`, { resource, log: last });
+    return [...history, last];
   });
-  return { descriptors, states, scenario, latest };
+  return { resource, logs };
+}
+
+function reconcilerOf(workload: DemoWorkload): string {
+  return `flux-system/${workload.workload}`;
+}
+
+/** A state report of the workload's reconciler on the host. */
+function stateReport(host: Host, workload: DemoWorkload, version: string, status: string, message: string, time: Date): Log {
+  return {
+    eventName: 'kalypso.deployment.state',
+    time,
+    attributes: {
+      'kalypso.reconciler.name': reconcilerOf(workload),
+      'kalypso.reconciler.type': 'flux',
+      'kalypso.manifests.endpoint': endpointOf(workload, host.environment),
+      'vcs.ref.head.revision': `${host.environment}@sha1:${commitOf(workload.workload, host.environment, version)}`,
+      'kalypso.deployment.status': status,
+    },
+    body: message,
+  };
+}
+
+/**
+ * A reconciler's reports: the last versions it applied, then its latest report — the drifting host
+ * one version behind, the staging catalog mid-rollout, the failing host's checkout failing.
+ */
+function workloadReports(host: Host, workload: DemoWorkload, lastReport: Date, context: StateContext): { history: Log[]; last: Log } {
+  const { scenario, rolloutVersion } = context;
+  const desired = workload.versions.length - 1 - LAG[host.environment];
+  const applied = host.name === scenario.driftingHost && workload.workload === 'hello-world' ? desired - 1 : desired;
+  const inRollout = workload.workload === 'catalog' && host.environment === 'staging';
+  const history = workload.versions.slice(Math.max(0, applied - 2), applied + 1).flatMap((version, index, list) => {
+    // A version a day apart each; the staging catalog rollout started ten minutes ago.
+    const minutes = inRollout && version === rolloutVersion ? 8 : (list.length - index) * 1_440;
+    return [
+      stateReport(host, workload, version, 'in_progress', 'Reconciliation in progress', minutesBefore(lastReport, minutes)),
+      stateReport(host, workload, version, 'success', `Applied revision: ${version}`, minutesBefore(lastReport, minutes - 3)),
+    ];
+  });
+  let last = stateReport(host, workload, workload.versions[applied]!, 'success', `Applied revision: ${workload.versions[applied]}`, lastReport);
+  // The rollout of the new catalog: the first 60 % of staging clusters have applied it.
+  if (inRollout && context.stagingHosts.indexOf(host) >= Math.ceil(context.stagingHosts.length * 0.6)) {
+    last = stateReport(host, workload, rolloutVersion, 'in_progress', 'Reconciliation in progress: waiting for Deployment/catalog to become ready', lastReport);
+    history.pop();
+    scenario.rolloutPending.push({ host: host.name, reconciler: reconcilerOf(workload), endpoint: endpointOf(workload, host.environment), commit: scenario.rolloutCommit });
+  }
+  if (host.name === scenario.failingHost && workload.workload === 'checkout') {
+    last = stateReport(host, workload, workload.versions[applied]!, 'failure', "Health check failed after 5m0s: timeout waiting for: [Deployment/checkout status: 'InProgress']", lastReport);
+  }
+  return { history, last };
 }

@@ -25,8 +25,19 @@ export interface HubMetrics {
 export function createHubMetrics(options: { processMetrics: boolean }): HubMetrics {
   const registry = new Registry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry, prefix: 'kalypso_' });
+  // Registered in this order, and so listed in this order at /metrics.
   return {
     registry,
+    ...ingestMetrics(registry),
+    ...storeWriteMetrics(registry),
+    httpRequestSeconds: httpRequestMetric(registry),
+    ...refreshMetrics(registry),
+  };
+}
+
+/** What the OTLP receivers take in. */
+function ingestMetrics(registry: Registry): Pick<HubMetrics, 'ingestRecords' | 'ingestRequests'> {
+  return {
     ingestRecords: new Counter({
       name: 'kalypso_ingest_records_total',
       help: 'OTLP log records received, by outcome: accepted (stored), rejected (invalid), ignored (not a Kalypso record).',
@@ -39,6 +50,12 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
       labelNames: ['transport', 'outcome'],
       registers: [registry],
     }),
+  };
+}
+
+/** How the store keeps up with what is received. */
+function storeWriteMetrics(registry: Registry): Pick<HubMetrics, 'writeSeconds' | 'ingestGroupExports' | 'inFlightWrites'> {
+  return {
     writeSeconds: new Histogram({
       name: 'kalypso_store_write_seconds',
       help: 'Time to commit one batch of normalized records.',
@@ -57,13 +74,22 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
       help: 'Batches being written or waiting for a database connection.',
       registers: [registry],
     }),
-    httpRequestSeconds: new Histogram({
-      name: 'kalypso_http_request_seconds',
-      help: 'HTTP API request latency.',
-      labelNames: ['method', 'route', 'status'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 300],
-      registers: [registry],
-    }),
+  };
+}
+
+function httpRequestMetric(registry: Registry): HubMetrics['httpRequestSeconds'] {
+  return new Histogram({
+    name: 'kalypso_http_request_seconds',
+    help: 'HTTP API request latency.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 300],
+    registers: [registry],
+  });
+}
+
+/** The periodic refreshes behind the reports: the rollout table and the summaries. */
+function refreshMetrics(registry: Registry): Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed' | 'summaryRefreshSeconds' | 'summaryKeysRefreshed'> {
+  return {
     rolloutRefreshSeconds: new Histogram({
       name: 'kalypso_rollout_refresh_seconds',
       help: 'Time of one periodic refresh of the rollouts behind the delivery metrics (ticks with nothing queued, or while another replica refreshes, are not counted).',

@@ -97,99 +97,174 @@ export function mapFluxConfiguration(row: unknown, polledAt: Date, liveness?: Cl
   if (sourceKind !== 'GitRepository') {
     return { ...mapping, ignored: [`${where}: source kind ${sourceKind} has no Git manifests endpoint`] };
   }
-  const repository = map(properties['gitRepository']);
-  const repo = repository['url'];
-  const branch = map(repository['repositoryRef'])['branch'];
-  const kustomizations = Object.entries(map(properties['kustomizations']));
-  const updatedAt = time(properties['statusUpdatedAt']) ?? polledAt;
-  const aliveAt = liveness?.aliveAt;
-  // Entries that are not maps carry nothing: read as empty statuses.
-  const statuses = Array.from(Array.isArray(properties['statuses']) ? (properties['statuses'] as unknown[]) : [], (status) => map(status) as ObjectStatus);
-  const configCommit = properties['sourceSyncedCommitId'];
-  const field = (fieldName: string, value: unknown): Field => ({ name: `${where}: properties.${fieldName}`, value });
-  const record = (fieldsOf: {
-    reconciler: string;
-    type: 'arc' | 'flux';
-    endpoint: { repo: Field; branch: Field; path: Field } | Field;
-    commit: Field;
-    compliance: unknown;
-    message: string;
-    since: Date;
-  }): Normalized<RealStateRecord> => {
-    const compliance = typeof fieldsOf.compliance === 'string' ? fieldsOf.compliance.trim().toLowerCase() : undefined;
-    return normalizeRealState({
-      host: { name: `${where}: id`, value: cluster },
-      hostType: { name: 'host type', value: 'k8s-cluster' },
-      reconcilerName: { name: `${where}: reconciler name`, value: fieldsOf.reconciler },
-      reconcilerType: { name: 'reconciler type', value: fieldsOf.type },
-      endpoint: fieldsOf.endpoint,
-      storageType: { name: 'storage type', value: 'git' },
-      commit: fieldsOf.commit,
-      status: { name: `${where}: complianceState`, value: compliance === undefined ? undefined : (COMPLIANCE[compliance] ?? compliance) },
-      message: fieldsOf.message,
-      observedAt: fieldsOf.since,
-    });
-  };
+  const configuration = readGitConfiguration(where, cluster, name, properties, polledAt);
+  const applied = configurationRecord(configuration);
+  if (!applied.ok) return { ...mapping, rejected: applied.reason };
+  mapping.records.push(applied.value);
+  for (const status of configuration.statuses) mapObjectStatus(configuration, status, liveness?.aliveAt, mapping);
+  return { ...mapping, records: confirmedAt(mapping.records, liveness?.aliveAt) };
+}
 
-  // The configuration itself: an `arc` reconciler applying the repository at its first kustomization's path.
-  const [firstKustomization] = kustomizations;
-  const problems = statuses
+/** A configuration row with a Git source, read once: what each of its records is made of. */
+interface GitConfiguration {
+  /** How the row is named in messages. */
+  readonly where: string;
+  readonly cluster: string;
+  readonly name: string;
+  readonly complianceState: unknown;
+  readonly repo: unknown;
+  readonly branch: unknown;
+  readonly kustomizations: readonly [string, unknown][];
+  /** The paths of the configuration's own Kustomizations, by the name Flux gives them (`<configuration>-<key>`). */
+  readonly ownPaths: ReadonlyMap<string, unknown>;
+  readonly statuses: readonly ObjectStatus[];
+  readonly commit: unknown;
+  readonly updatedAt: Date;
+}
+
+type GitEndpoint = { repo: Field; branch: Field; path: Field };
+
+interface RecordFields {
+  reconciler: string;
+  type: 'arc' | 'flux';
+  endpoint: GitEndpoint | Field;
+  commit: Field;
+  compliance: unknown;
+  message: string;
+  since: Date;
+}
+
+function readGitConfiguration(where: string, cluster: string, name: string, properties: Record<string, unknown>, polledAt: Date): GitConfiguration {
+  const repository = map(properties['gitRepository']);
+  const kustomizations = Object.entries(map(properties['kustomizations']));
+  return {
+    where,
+    cluster,
+    name,
+    complianceState: properties['complianceState'],
+    repo: repository['url'],
+    branch: map(repository['repositoryRef'])['branch'],
+    kustomizations,
+    ownPaths: new Map(kustomizations.map(([key, value]) => [`${name}-${key}`, map(value)['path']])),
+    // Entries that are not maps carry nothing: read as empty statuses.
+    statuses: Array.from(Array.isArray(properties['statuses']) ? (properties['statuses'] as unknown[]) : [], (status) => map(status) as ObjectStatus),
+    commit: properties['sourceSyncedCommitId'],
+    updatedAt: time(properties['statusUpdatedAt']) ?? polledAt,
+  };
+}
+
+/** A field of the row's properties, named in messages by its path. */
+function propertyField(configuration: GitConfiguration, fieldName: string, value: unknown): Field {
+  return { name: `${configuration.where}: properties.${fieldName}`, value };
+}
+
+/** The configuration's repository and branch, at `path`. */
+function gitEndpoint(configuration: GitConfiguration, pathField: string, path: unknown): GitEndpoint {
+  return {
+    repo: propertyField(configuration, 'gitRepository.url', configuration.repo),
+    branch: propertyField(configuration, 'gitRepository.repositoryRef.branch', configuration.branch),
+    path: propertyField(configuration, pathField, path),
+  };
+}
+
+/** A real-state record of a reconciler on the configuration's cluster. */
+function realState(configuration: GitConfiguration, fieldsOf: RecordFields): Normalized<RealStateRecord> {
+  const { where, cluster } = configuration;
+  const compliance = typeof fieldsOf.compliance === 'string' ? fieldsOf.compliance.trim().toLowerCase() : undefined;
+  return normalizeRealState({
+    host: { name: `${where}: id`, value: cluster },
+    hostType: { name: 'host type', value: 'k8s-cluster' },
+    reconcilerName: { name: `${where}: reconciler name`, value: fieldsOf.reconciler },
+    reconcilerType: { name: 'reconciler type', value: fieldsOf.type },
+    endpoint: fieldsOf.endpoint,
+    storageType: { name: 'storage type', value: 'git' },
+    commit: fieldsOf.commit,
+    status: { name: `${where}: complianceState`, value: compliance === undefined ? undefined : (COMPLIANCE[compliance] ?? compliance) },
+    message: fieldsOf.message,
+    observedAt: fieldsOf.since,
+  });
+}
+
+/** The configuration itself: an `arc` reconciler applying the repository at its first kustomization's path. */
+function configurationRecord(configuration: GitConfiguration): Normalized<RealStateRecord> {
+  const [firstKustomization] = configuration.kustomizations;
+  return realState(configuration, {
+    reconciler: configuration.name,
+    type: 'arc',
+    endpoint: gitEndpoint(configuration, `kustomizations.${firstKustomization?.[0] ?? '?'}.path`, map(firstKustomization?.[1])['path'] ?? ''),
+    commit: propertyField(configuration, 'sourceSyncedCommitId', configuration.commit),
+    compliance: configuration.complianceState,
+    message: new FieldReader().message(nonCompliantObjects(configuration.statuses).join('; ')),
+    since: configuration.updatedAt,
+  });
+}
+
+/** The objects the configuration reports non-compliant, each with its conditions' messages. */
+function nonCompliantObjects(statuses: readonly ObjectStatus[]): string[] {
+  return statuses
     .filter((status) => text(status.complianceState)?.toLowerCase() === 'non-compliant')
     .map((status) => `${text(status.kind) ?? 'object'} ${text(status.name) ?? '?'}: ${conditionMessages(status) || 'non-compliant'}`);
-  const configuration = record({
-    reconciler: name,
-    type: 'arc',
-    endpoint: {
-      repo: field('gitRepository.url', repo),
-      branch: field('gitRepository.repositoryRef.branch', branch),
-      path: field(`kustomizations.${firstKustomization?.[0] ?? '?'}.path`, map(firstKustomization?.[1])['path'] ?? ''),
-    },
-    commit: field('sourceSyncedCommitId', configCommit),
-    compliance: properties['complianceState'],
-    message: new FieldReader().message(problems.join('; ')),
-    since: updatedAt,
-  });
-  if (!configuration.ok) return { ...mapping, rejected: configuration.reason };
-  mapping.records.push(configuration.value);
+}
 
-  // Every Kustomization the configuration reports on: a `flux` reconciler.
-  const ownPaths = new Map(kustomizations.map(([key, value]) => [`${name}-${key}`, map(value)['path']]));
-  for (const status of statuses) {
-    const kind = text(status.kind);
-    const statusName = text(status.name) ?? '?';
-    if (kind !== 'Kustomization') {
-      if (kind !== 'GitRepository') mapping.ignored.push(`${where}: ${kind ?? 'object'} ${statusName} is not a Kustomization`);
-      continue;
-    }
-    const message = conditionMessages(status);
-    const commit = SHA1.exec(message)?.[1] ?? configCommit;
-    const since = readySince(status) ?? updatedAt;
-    const build = (endpoint: Field | { repo: Field; branch: Field; path: Field }) =>
-      record({ reconciler: statusName, type: 'flux', endpoint, commit: field('sourceSyncedCommitId', commit), compliance: status.complianceState, message, since });
-    if (ownPaths.has(statusName)) {
-      const built = build({
-        repo: field('gitRepository.url', repo),
-        branch: field('gitRepository.repositoryRef.branch', branch),
-        path: field(`kustomizations path of ${statusName}`, ownPaths.get(statusName) ?? ''),
-      });
-      if (built.ok) mapping.records.push(built.value);
-      else mapping.ignored.push(built.reason);
-      continue;
-    }
-    const target = targetOfKustomization(statusName);
-    if (target === undefined) {
-      mapping.ignored.push(`${where}: cannot tell the deployment target of Kustomization ${statusName} from its name`);
-      continue;
-    }
-    mapping.pending.push({
-      target,
-      complete: (endpoint) => {
-        const built = build({ name: 'deployment target endpoint', value: endpoint });
-        return built.ok ? confirmedAt([built.value], aliveAt) : [];
-      },
-    });
+/** Every Kustomization the configuration reports on is a `flux` reconciler; other objects are noted as ignored. */
+function mapObjectStatus(configuration: GitConfiguration, status: ObjectStatus, aliveAt: Date | undefined, mapping: FluxConfigurationMapping): void {
+  const kind = text(status.kind);
+  const statusName = text(status.name) ?? '?';
+  if (kind === 'Kustomization') mapKustomization(configuration, status, statusName, aliveAt, mapping);
+  else if (kind !== 'GitRepository') mapping.ignored.push(`${configuration.where}: ${kind ?? 'object'} ${statusName} is not a Kustomization`);
+}
+
+/**
+ * One of the configuration's own Kustomizations is recorded now, from the row; an application
+ * Kustomization waits for its deployment target's endpoint.
+ */
+function mapKustomization(
+  configuration: GitConfiguration,
+  status: ObjectStatus,
+  statusName: string,
+  aliveAt: Date | undefined,
+  mapping: FluxConfigurationMapping,
+): void {
+  const build = kustomizationRecord(configuration, status, statusName);
+  if (configuration.ownPaths.has(statusName)) {
+    const built = build(gitEndpoint(configuration, `kustomizations path of ${statusName}`, configuration.ownPaths.get(statusName) ?? ''));
+    if (built.ok) mapping.records.push(built.value);
+    else mapping.ignored.push(built.reason);
+    return;
   }
-  return { ...mapping, records: confirmedAt(mapping.records, aliveAt) };
+  const target = targetOfKustomization(statusName);
+  if (target === undefined) {
+    mapping.ignored.push(`${configuration.where}: cannot tell the deployment target of Kustomization ${statusName} from its name`);
+    return;
+  }
+  mapping.pending.push({
+    target,
+    complete: (endpoint) => {
+      const built = build({ name: 'deployment target endpoint', value: endpoint });
+      return built.ok ? confirmedAt([built.value], aliveAt) : [];
+    },
+  });
+}
+
+/** A Kustomization's record at a given endpoint: the commit its conditions name, since it became (not) ready. */
+function kustomizationRecord(
+  configuration: GitConfiguration,
+  status: ObjectStatus,
+  statusName: string,
+): (endpoint: GitEndpoint | Field) => Normalized<RealStateRecord> {
+  const message = conditionMessages(status);
+  const commit = SHA1.exec(message)?.[1] ?? configuration.commit;
+  const since = readySince(status) ?? configuration.updatedAt;
+  return (endpoint) =>
+    realState(configuration, {
+      reconciler: statusName,
+      type: 'flux',
+      endpoint,
+      commit: propertyField(configuration, 'sourceSyncedCommitId', commit),
+      compliance: status.complianceState,
+      message,
+      since,
+    });
 }
 
 /** When a status's Ready condition last changed: when its present state began. */

@@ -74,44 +74,65 @@ export class LeaderElection {
   }
 
   async #tryAcquireOrRenew(): Promise<boolean> {
-    const { namespace, leaseName: name, identity, leaseDurationMs } = this.#options;
+    const { namespace, leaseName: name, identity } = this.#options;
     const now = new Date();
     let lease: V1Lease;
     try {
       lease = await this.#api.readNamespacedLease({ name, namespace });
     } catch (error) {
       if ((error as { code?: number }).code !== 404) throw error;
-      try {
-        await this.#api.createNamespacedLease({
-          namespace,
-          body: {
-            apiVersion: 'coordination.k8s.io/v1',
-            kind: 'Lease',
-            metadata: { name, namespace },
-            spec: {
-              holderIdentity: identity,
-              leaseDurationSeconds: Math.ceil(leaseDurationMs / 1_000),
-              acquireTime: microTime(now),
-              renewTime: microTime(now),
-              leaseTransitions: 0,
-            },
-          },
-        });
-        return true;
-      } catch (createError) {
-        if ((createError as { code?: number }).code === 409) return false;
-        throw createError;
-      }
+      return this.#createLease(now);
     }
-
     const spec = lease.spec ?? {};
+    // Observed on every read, whoever holds it: expiry counts from when this replica last saw it change.
+    const expired = this.#observeExpiry(spec);
+    const holder = spec.holderIdentity ?? '';
+    if (holder !== identity && !expired) return false;
+    return this.#renewLease(lease, holder, now);
+  }
+
+  /** No lease yet: create it, held by this replica. A replica that creates it first wins (409). */
+  async #createLease(now: Date): Promise<boolean> {
+    const { namespace, leaseName: name, identity, leaseDurationMs } = this.#options;
+    try {
+      await this.#api.createNamespacedLease({
+        namespace,
+        body: {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: Math.ceil(leaseDurationMs / 1_000),
+            acquireTime: microTime(now),
+            renewTime: microTime(now),
+            leaseTransitions: 0,
+          },
+        },
+      });
+      return true;
+    } catch (createError) {
+      if ((createError as { code?: number }).code === 409) return false;
+      throw createError;
+    }
+  }
+
+  /**
+   * Notes when the lease last changed, by this replica's clock, and tells whether it has expired:
+   * no holder, or not renewed for its duration since then.
+   */
+  #observeExpiry(spec: NonNullable<V1Lease['spec']>): boolean {
     const record = JSON.stringify([spec.holderIdentity, spec.renewTime]);
     if (this.#observed?.record !== record) this.#observed = { record, at: Date.now() };
     const holder = spec.holderIdentity ?? '';
-    const durationMs = (spec.leaseDurationSeconds ?? Math.ceil(leaseDurationMs / 1_000)) * 1_000;
-    const expired = holder === '' || Date.now() - this.#observed.at > durationMs;
-    if (holder !== identity && !expired) return false;
+    const durationMs = (spec.leaseDurationSeconds ?? Math.ceil(this.#options.leaseDurationMs / 1_000)) * 1_000;
+    return holder === '' || Date.now() - this.#observed.at > durationMs;
+  }
 
+  /** Renews the lease this replica holds, or takes over an expired one; a replica that updates it first wins (409). */
+  async #renewLease(lease: V1Lease, holder: string, now: Date): Promise<boolean> {
+    const { namespace, leaseName: name, identity, leaseDurationMs } = this.#options;
+    const spec = lease.spec ?? {};
     const takingOver = holder !== identity;
     try {
       await this.#api.replaceNamespacedLease({

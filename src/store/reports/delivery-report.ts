@@ -94,6 +94,17 @@ export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportCon
   await refreshRollouts(db, { wait: true });
   // A current rollout's verdict reads the status counts kept on write (schema/0012, read by schema/0013).
   await summariesCurrent(db, context.asOf);
+  const { totals, outcomes, days, laggards, rollouts } = await readDeliveryRows(db, context, filter);
+  return {
+    ...deliveryTotals(filter, totals.rows[0]!, outcomes.rows[0]!),
+    laggingHosts: laggards.rows.map(laggingHostOf),
+    trend: days.rows.map(trendDayOf),
+    recentRollouts: rollouts.rows.map(deliveryRolloutOf),
+  };
+}
+
+/** One call of each kalypso_delivery_* function, over the same window and slice. */
+async function readDeliveryRows(db: Kysely<HubDatabase>, context: ReportContext, filter: DeliveryFilter) {
   const scope = deliveryScope(filter);
   const fixWindow = sql`fix_window_seconds => ${filter.fixWindowSeconds}::float8`;
   const cutoff = sql`stale_before => ${staleBefore(context)}::timestamptz`;
@@ -109,13 +120,15 @@ export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportCon
       ? { rows: [] }
       : sql<RolloutRow>`SELECT * FROM kalypso_delivery_rollouts(${scope}, ${fixWindow}, ${cutoff}, max_rows => ${filter.limit})`.execute(db),
   ]);
-  const t = totals.rows[0]!;
-  const o = outcomes.rows[0]!;
-  const summary = (count: number, median: number | null, p90: number | null): DurationSummary => ({
-    count,
-    medianSeconds: seconds(median),
-    p90Seconds: seconds(p90),
-  });
+  return { totals, outcomes, days, laggards, rollouts };
+}
+
+/** The report's headline numbers: everything but its lists. */
+function deliveryTotals(
+  filter: DeliveryFilter,
+  t: TotalsRow,
+  o: OutcomesRow,
+): Omit<DeliveryReport, 'laggingHosts' | 'trend' | 'recentRollouts'> {
   return {
     window: { since: filter.since, until: filter.until, days: round(t.window_days, 4) },
     fixWindowSeconds: filter.fixWindowSeconds,
@@ -129,14 +142,14 @@ export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportCon
     },
     deploymentFrequency: { successfulRollouts: t.successful_rollouts, perDay: round(t.deployments_per_day, 4) },
     leadTime: {
-      firstHost: summary(t.lead_time_first_host_count, t.lead_time_first_host_median, t.lead_time_first_host_p90),
-      lastHost: summary(t.lead_time_last_host_count, t.lead_time_last_host_median, t.lead_time_last_host_p90),
+      firstHost: durationSummary(t.lead_time_first_host_count, t.lead_time_first_host_median, t.lead_time_first_host_p90),
+      lastHost: durationSummary(t.lead_time_last_host_count, t.lead_time_last_host_median, t.lead_time_last_host_p90),
       withoutBuildTime: t.without_build_time,
     },
     convergence: {
-      to50Percent: summary(t.convergence_50_count, t.convergence_50_median, t.convergence_50_p90),
-      to90Percent: summary(t.convergence_90_count, t.convergence_90_median, t.convergence_90_p90),
-      to100Percent: summary(t.convergence_100_count, t.convergence_100_median, t.convergence_100_p90),
+      to50Percent: durationSummary(t.convergence_50_count, t.convergence_50_median, t.convergence_50_p90),
+      to90Percent: durationSummary(t.convergence_90_count, t.convergence_90_median, t.convergence_90_p90),
+      to100Percent: durationSummary(t.convergence_100_count, t.convergence_100_median, t.convergence_100_p90),
     },
     changeFailureRate: {
       judged: t.judged,
@@ -145,51 +158,64 @@ export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportCon
       supersededWithinFixWindow: t.superseded_within_fix_window,
       rate: ratio(t.change_failure_rate),
     },
-    timeToRestore: { ...summary(t.restore_count, t.restore_median, t.restore_p90), failures: t.with_failure_reports, notRestored: t.not_restored },
-    laggingHosts: laggards.rows.map((row) => ({
-      host: row.host,
-      lagged: row.lagged,
-      notConverged: row.not_converged,
-      medianBehindSeconds: seconds(row.median_behind_seconds),
-      maxBehindSeconds: seconds(row.max_behind_seconds),
-    })),
-    trend: days.rows.map((row) => ({
-      day: row.day,
-      rollouts: row.rollouts,
-      successful: row.successful_rollouts,
-      judged: row.judged,
-      changeFailures: row.change_failures,
-      changeFailureRate: ratio(row.change_failure_rate),
-      leadTimeMedianSeconds: seconds(row.lead_time_last_host_median),
-      convergenceMedianSeconds: seconds(row.convergence_100_median),
-    })),
-    recentRollouts: rollouts.rows.map((row) => ({
-      environment: row.environment,
-      workspace: row.workspace,
-      application: row.application,
-      workload: row.workload,
-      deploymentTarget: row.deployment_target,
-      manifestsEndpoint: row.manifests_endpoint,
-      version: row.version,
-      commit: row.commit_id,
-      buildTime: row.build_time,
-      assignedAt: row.assigned_at,
-      supersededAt: row.superseded_at,
-      status: row.status,
-      current: row.current,
-      regressedOn: row.regressed_on,
-      changeFailure: row.change_failure,
-      subscribers: row.subscribers,
-      succeeded: row.subscribers_succeeded,
-      failed: row.subscribers_failed,
-      leadTimeFirstHostSeconds: seconds(row.lead_time_first_host_seconds),
-      leadTimeLastHostSeconds: seconds(row.lead_time_last_host_seconds),
-      convergence50Seconds: seconds(row.convergence_50_seconds),
-      convergence90Seconds: seconds(row.convergence_90_seconds),
-      convergence100Seconds: seconds(row.convergence_100_seconds),
-      restoreSeconds: seconds(row.restore_seconds),
-      laggingHosts: row.lagging_hosts,
-    })),
+    timeToRestore: { ...durationSummary(t.restore_count, t.restore_median, t.restore_p90), failures: t.with_failure_reports, notRestored: t.not_restored },
+  };
+}
+
+function durationSummary(count: number, median: number | null, p90: number | null): DurationSummary {
+  return { count, medianSeconds: seconds(median), p90Seconds: seconds(p90) };
+}
+
+function laggingHostOf(row: LaggardRow): LaggingHost {
+  return {
+    host: row.host,
+    lagged: row.lagged,
+    notConverged: row.not_converged,
+    medianBehindSeconds: seconds(row.median_behind_seconds),
+    maxBehindSeconds: seconds(row.max_behind_seconds),
+  };
+}
+
+function trendDayOf(row: TrendRow): DeliveryTrendDay {
+  return {
+    day: row.day,
+    rollouts: row.rollouts,
+    successful: row.successful_rollouts,
+    judged: row.judged,
+    changeFailures: row.change_failures,
+    changeFailureRate: ratio(row.change_failure_rate),
+    leadTimeMedianSeconds: seconds(row.lead_time_last_host_median),
+    convergenceMedianSeconds: seconds(row.convergence_100_median),
+  };
+}
+
+function deliveryRolloutOf(row: RolloutRow): DeliveryRollout {
+  return {
+    environment: row.environment,
+    workspace: row.workspace,
+    application: row.application,
+    workload: row.workload,
+    deploymentTarget: row.deployment_target,
+    manifestsEndpoint: row.manifests_endpoint,
+    version: row.version,
+    commit: row.commit_id,
+    buildTime: row.build_time,
+    assignedAt: row.assigned_at,
+    supersededAt: row.superseded_at,
+    status: row.status,
+    current: row.current,
+    regressedOn: row.regressed_on,
+    changeFailure: row.change_failure,
+    subscribers: row.subscribers,
+    succeeded: row.subscribers_succeeded,
+    failed: row.subscribers_failed,
+    leadTimeFirstHostSeconds: seconds(row.lead_time_first_host_seconds),
+    leadTimeLastHostSeconds: seconds(row.lead_time_last_host_seconds),
+    convergence50Seconds: seconds(row.convergence_50_seconds),
+    convergence90Seconds: seconds(row.convergence_90_seconds),
+    convergence100Seconds: seconds(row.convergence_100_seconds),
+    restoreSeconds: seconds(row.restore_seconds),
+    laggingHosts: row.lagging_hosts,
   };
 }
 

@@ -3,7 +3,7 @@
 // another target moves every cluster of the branch, and is no drift), failing, or stale — and since
 // when. The rule is the database's (kalypso_judge_drift, schema/0012), kept current on write in
 // drift_item; this report names a page of it, longest-standing first, and counts it all.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
 import { type EffectiveStatus, joinVersionAt, type ReportContext } from './report-context.ts';
@@ -76,33 +76,49 @@ export async function driftReport(
   await summariesCurrent(db, context.asOf);
   const inEnvironment =
     filter.environment === undefined ? sql`true` : sql`d.environment_id = (SELECT id FROM environment WHERE name = ${filter.environment})`;
+  const [page, totals] = await Promise.all([readDriftPage(db, inEnvironment, filter), countDrift(db, inEnvironment)]);
+  const rows = page.slice(0, filter.limit);
+  const last = rows[rows.length - 1];
+  return {
+    items: rows.map((row) => driftItemOf(row, context.asOf)),
+    nextCursor:
+      page.length > filter.limit && last !== undefined
+        ? encodeDriftCursor({ since: last.since_exact, reconcilerId: Number(last.reconciler_id), targetId: Number(last.target_id) })
+        : null,
+    totals,
+  };
+}
+
+interface DriftRow {
+  since_exact: string;
+  reconciler_id: number;
+  target_id: number;
+  not_on_desired_rollout: boolean;
+  failing: boolean;
+  stale: boolean;
+  drifting_since: Date;
+  environment: string;
+  workspace: string;
+  application: string;
+  workload: string;
+  target: string;
+  host: string;
+  reconciler: string;
+  desired_version: string | null;
+  desired_commit: string | null;
+  applied_commit: string;
+  applied_version: string | null;
+  reported_status: EffectiveStatus;
+  status_message: string;
+}
+
+/** The page after the cursor, longest-standing first: one row more than asked, to tell whether another follows. */
+async function readDriftPage(db: Kysely<HubDatabase>, inEnvironment: RawBuilder<unknown>, filter: DriftFilter): Promise<DriftRow[]> {
   const after =
     filter.after === undefined
       ? sql`true`
       : sql`(d.drifting_since, d.reconciler_id, d.deployment_target_id) > (${filter.after.since}::timestamptz, ${filter.after.reconcilerId}::bigint, ${filter.after.targetId}::bigint)`;
-  const [page, totals] = await Promise.all([
-    sql<{
-      since_exact: string;
-      reconciler_id: number;
-      target_id: number;
-      not_on_desired_rollout: boolean;
-      failing: boolean;
-      stale: boolean;
-      drifting_since: Date;
-      environment: string;
-      workspace: string;
-      application: string;
-      workload: string;
-      target: string;
-      host: string;
-      reconciler: string;
-      desired_version: string | null;
-      desired_commit: string | null;
-      applied_commit: string;
-      applied_version: string | null;
-      reported_status: EffectiveStatus;
-      status_message: string;
-    }>`
+  const page = await sql<DriftRow>`
       WITH page AS (
         -- The page from the index first; names afterwards.
         SELECT * FROM drift_item d
@@ -123,42 +139,45 @@ export async function driftReport(
         LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
         LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
         ${joinVersionAt('t', sql`s.gitops_commit_id`, 'av')}
-       ORDER BY d.drifting_since, d.reconciler_id, d.deployment_target_id`.execute(db),
-    sql<{ drifting: number; not_on_desired: number; failing: number; stale: number }>`
+       ORDER BY d.drifting_since, d.reconciler_id, d.deployment_target_id`.execute(db);
+  return page.rows;
+}
+
+/** Every drifting (reconciler, target) of the slice, not only the page's. */
+async function countDrift(db: Kysely<HubDatabase>, inEnvironment: RawBuilder<unknown>): Promise<DriftTotals> {
+  const totals = await sql<{ drifting: number; not_on_desired: number; failing: number; stale: number }>`
       SELECT count(*)::int AS drifting, count(*) FILTER (WHERE d.not_on_desired_rollout)::int AS not_on_desired,
              count(*) FILTER (WHERE d.failing)::int AS failing, count(*) FILTER (WHERE d.stale)::int AS stale
-        FROM drift_item d WHERE ${inEnvironment}`.execute(db),
-  ]);
-  const rows = page.rows.slice(0, filter.limit);
-  const last = rows[rows.length - 1];
+        FROM drift_item d WHERE ${inEnvironment}`.execute(db);
   const counted = totals.rows[0]!;
+  return { drifting: counted.drifting, notOnDesiredCommit: counted.not_on_desired, failing: counted.failing, stale: counted.stale };
+}
+
+function driftItemOf(row: DriftRow, asOf: Date): DriftItem {
   return {
-    items: rows.map((row) => ({
-      environment: row.environment,
-      workspace: row.workspace,
-      application: row.application,
-      workload: row.workload,
-      deploymentTarget: row.target,
-      host: row.host,
-      reconciler: row.reconciler,
-      desiredVersion: row.desired_version,
-      desiredCommit: row.desired_commit,
-      appliedCommit: row.applied_commit,
-      appliedVersion: row.applied_version,
-      status: row.stale ? 'stale' : row.reported_status,
-      statusMessage: row.status_message,
-      reasons: [
-        ...(row.not_on_desired_rollout ? (['not_on_desired_commit'] as const) : []),
-        ...(row.failing ? (['failing'] as const) : []),
-        ...(row.stale ? (['stale'] as const) : []),
-      ],
-      driftingSince: row.drifting_since,
-      driftingForSeconds: Math.max(0, Math.round((context.asOf.getTime() - row.drifting_since.getTime()) / 1_000)),
-    })),
-    nextCursor:
-      page.rows.length > filter.limit && last !== undefined
-        ? encodeDriftCursor({ since: last.since_exact, reconcilerId: Number(last.reconciler_id), targetId: Number(last.target_id) })
-        : null,
-    totals: { drifting: counted.drifting, notOnDesiredCommit: counted.not_on_desired, failing: counted.failing, stale: counted.stale },
+    environment: row.environment,
+    workspace: row.workspace,
+    application: row.application,
+    workload: row.workload,
+    deploymentTarget: row.target,
+    host: row.host,
+    reconciler: row.reconciler,
+    desiredVersion: row.desired_version,
+    desiredCommit: row.desired_commit,
+    appliedCommit: row.applied_commit,
+    appliedVersion: row.applied_version,
+    status: row.stale ? 'stale' : row.reported_status,
+    statusMessage: row.status_message,
+    reasons: driftReasons(row),
+    driftingSince: row.drifting_since,
+    driftingForSeconds: Math.max(0, Math.round((asOf.getTime() - row.drifting_since.getTime()) / 1_000)),
   };
+}
+
+function driftReasons(row: DriftRow): DriftReason[] {
+  return [
+    ...(row.not_on_desired_rollout ? (['not_on_desired_commit'] as const) : []),
+    ...(row.failing ? (['failing'] as const) : []),
+    ...(row.stale ? (['stale'] as const) : []),
+  ];
 }

@@ -1,6 +1,6 @@
 // "History": state transitions, newest first, filtered by any part of the model, paged with an
 // opaque keyset cursor (stable under concurrent inserts, unlike offsets).
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DeploymentStatus } from '../../model/deployment-records.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { type FleetSlice, joinVersionAt } from './report-context.ts';
@@ -63,51 +63,77 @@ export async function historyReport(
   db: Kysely<HubDatabase>,
   filter: HistoryFilter,
 ): Promise<{ items: HistoryItem[]; nextCursor: string | null }> {
-  const targetConditions = [
+  const rows = await readHistoryRows(db, filter);
+  // A transition may come as several rows (one per target): the page is `limit` transitions, not rows.
+  const transitions = [...new Set(rows.map((row) => row.id))];
+  const kept = new Set(transitions.slice(0, filter.limit));
+  const page = rows.filter((row) => kept.has(row.id));
+  const last = page[page.length - 1];
+  return {
+    items: page.map(historyItemOf),
+    nextCursor:
+      transitions.length > filter.limit && last !== undefined ? encodeCursor({ observedAt: last.observed_at, id: last.id }) : null,
+  };
+}
+
+interface HistoryRow {
+  id: number;
+  observed_at: Date;
+  received_at: Date;
+  host: string;
+  reconciler: string;
+  reconciler_type: string;
+  endpoint: string;
+  commit: string;
+  status: DeploymentStatus;
+  status_message: string;
+  environment: string | null;
+  workspace: string | null;
+  application: string | null;
+  workload: string | null;
+  target: string | null;
+  version: string | null;
+}
+
+/** The conditions on the deployment target a transition concerns. */
+function targetConditionsOf(filter: HistoryFilter): RawBuilder<unknown>[] {
+  return [
     filter.environment === undefined ? undefined : sql`t.environment = ${filter.environment}`,
     filter.workspace === undefined ? undefined : sql`t.workspace = ${filter.workspace}`,
     filter.application === undefined ? undefined : sql`t.application = ${filter.application}`,
     filter.workload === undefined ? undefined : sql`t.workload = ${filter.workload}`,
     filter.deploymentTarget === undefined ? undefined : sql`t.name = ${filter.deploymentTarget}`,
   ].filter((condition) => condition !== undefined);
-  const matchingTargets = sql`
-    SELECT t.id, t.name, t.manifests_endpoint_id, t.environment, t.workspace, t.application, t.workload
-      FROM deployment_target_named t
-     ${targetConditions.length === 0 ? sql`` : sql`WHERE ${sql.join(targetConditions, sql` AND `)}`}`;
+}
+
+/** The conditions that choose the page on the history table: reconciler, targets, time range, cursor. */
+function pageConditionsOf(filter: HistoryFilter, anyTargetCondition: boolean): RawBuilder<unknown>[] {
   const reconcilerConditions = [
     filter.host === undefined ? undefined : sql`host.name = ${filter.host}`,
     filter.reconciler === undefined ? undefined : sql`r.name = ${filter.reconciler}`,
   ].filter((condition) => condition !== undefined);
   const cursor = filter.cursor;
-  const pageConditions = [
+  return [
     reconcilerConditions.length === 0
       ? undefined
       : sql`h.reconciler_id IN (SELECT r.id FROM reconciler r JOIN host ON host.id = r.host_id
                                 WHERE ${sql.join(reconcilerConditions, sql` AND `)})`,
-    targetConditions.length === 0 ? undefined : sql`h.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM matching_targets)`,
+    anyTargetCondition ? sql`h.manifests_endpoint_id IN (SELECT manifests_endpoint_id FROM matching_targets)` : undefined,
     filter.since === undefined ? undefined : sql`h.observed_at >= ${filter.since}`,
     filter.until === undefined ? undefined : sql`h.observed_at < ${filter.until}`,
     cursor === undefined ? undefined : sql`(h.observed_at, h.id) < (${cursor.observedAt}::timestamptz, ${cursor.id}::bigint)`,
   ].filter((condition) => condition !== undefined);
+}
 
-  const rows = await sql<{
-    id: number;
-    observed_at: Date;
-    received_at: Date;
-    host: string;
-    reconciler: string;
-    reconciler_type: string;
-    endpoint: string;
-    commit: string;
-    status: DeploymentStatus;
-    status_message: string;
-    environment: string | null;
-    workspace: string | null;
-    application: string | null;
-    workload: string | null;
-    target: string | null;
-    version: string | null;
-  }>`
+/** The page's transitions (one more than asked, to tell whether another page follows), one row per matching target. */
+async function readHistoryRows(db: Kysely<HubDatabase>, filter: HistoryFilter): Promise<HistoryRow[]> {
+  const targetConditions = targetConditionsOf(filter);
+  const matchingTargets = sql`
+    SELECT t.id, t.name, t.manifests_endpoint_id, t.environment, t.workspace, t.application, t.workload
+      FROM deployment_target_named t
+     ${targetConditions.length === 0 ? sql`` : sql`WHERE ${sql.join(targetConditions, sql` AND `)}`}`;
+  const pageConditions = pageConditionsOf(filter, targetConditions.length > 0);
+  const rows = await sql<HistoryRow>`
     WITH matching_targets AS (${matchingTargets}),
     page AS (
       -- The page is chosen on the history table alone, in index order; names are joined after.
@@ -128,30 +154,25 @@ export async function historyReport(
       LEFT JOIN matching_targets t ON t.manifests_endpoint_id = h.manifests_endpoint_id
       ${joinVersionAt('t', sql`h.gitops_commit_id`, 'v')}
      ORDER BY h.observed_at DESC, h.id DESC, t.id`.execute(db);
+  return rows.rows;
+}
 
-  const transitions = [...new Set(rows.rows.map((row) => row.id))];
-  const kept = new Set(transitions.slice(0, filter.limit));
-  const page = rows.rows.filter((row) => kept.has(row.id));
-  const last = page[page.length - 1];
+function historyItemOf(row: HistoryRow): HistoryItem {
   return {
-    items: page.map((row) => ({
-      observedAt: row.observed_at,
-      receivedAt: row.received_at,
-      host: row.host,
-      reconciler: row.reconciler,
-      reconcilerType: row.reconciler_type,
-      manifestsEndpoint: row.endpoint,
-      commit: row.commit,
-      status: row.status,
-      statusMessage: row.status_message,
-      environment: row.environment,
-      workspace: row.workspace,
-      application: row.application,
-      workload: row.workload,
-      deploymentTarget: row.target,
-      version: row.version,
-    })),
-    nextCursor:
-      transitions.length > filter.limit && last !== undefined ? encodeCursor({ observedAt: last.observed_at, id: last.id }) : null,
+    observedAt: row.observed_at,
+    receivedAt: row.received_at,
+    host: row.host,
+    reconciler: row.reconciler,
+    reconcilerType: row.reconciler_type,
+    manifestsEndpoint: row.endpoint,
+    commit: row.commit,
+    status: row.status,
+    statusMessage: row.status_message,
+    environment: row.environment,
+    workspace: row.workspace,
+    application: row.application,
+    workload: row.workload,
+    deploymentTarget: row.target,
+    version: row.version,
   };
 }

@@ -1,5 +1,5 @@
 // "Hosts" and "cluster state": every host with its reconcilers' status, and one host in detail.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
@@ -76,7 +76,22 @@ const STATUS_COLUMN: Record<EffectiveStatus, string> = { success: 'succeeded', f
 export async function hostsReport(db: Kysely<HubDatabase>, context: ReportContext, filter: HostsFilter): Promise<HostsPage> {
   await summariesCurrent(db, context.asOf);
   const cutoff = staleBefore(context);
-  const conditions = [
+  const rows = await readHostsPage(db, filter, cutoff);
+  const first = rows[0]!;
+  const hosts = rows.filter((row): row is typeof row & { name: string } => row.name !== null);
+  const items = hosts.slice(0, filter.limit).map((row) => hostSummaryOf(row, cutoff));
+  return {
+    items,
+    nextCursor: hosts.length > filter.limit ? items[items.length - 1]!.name : null,
+    totals: { hosts: first.matching_hosts, offline: first.matching_offline, failing: first.matching_failing, drifting: first.matching_drifting },
+    fleet: { hosts: first.fleet_hosts, offline: first.fleet_offline, failing: first.fleet_failing, drifting: first.fleet_drifting },
+    offset: first.page_offset,
+  };
+}
+
+/** The filters on a host: each one a condition on the host and its summary (h, hs). */
+function hostConditionsOf(filter: HostsFilter, cutoff: Date): RawBuilder<unknown>[] {
+  return [
     filter.environment === undefined
       ? undefined
       : sql`(SELECT e.id FROM environment e WHERE e.name = ${filter.environment}) = ANY(coalesce(hs.environment_ids, '{}'))`,
@@ -85,6 +100,11 @@ export async function hostsReport(db: Kysely<HubDatabase>, context: ReportContex
     filter.drifting === undefined ? undefined : filter.drifting ? sql`coalesce(hs.drifting, 0) > 0` : sql`coalesce(hs.drifting, 0) = 0`,
     filter.search === undefined ? undefined : sql`strpos(lower(h.name), lower(${filter.search})) > 0`,
   ].filter((condition) => condition !== undefined);
+}
+
+/** The totals on every row, and the page's hosts (one more than asked); one row with a null name when the page is empty. */
+async function readHostsPage(db: Kysely<HubDatabase>, filter: HostsFilter, cutoff: Date): Promise<(TotalsRow & PageRow)[]> {
+  const conditions = hostConditionsOf(filter, cutoff);
   const matches = conditions.length === 0 ? sql`true` : sql.join(conditions, sql` AND `);
   const after = filter.after === undefined ? undefined : sql`(h.name_sort_key, h.name) > (kalypso_name_sort_key(${filter.after}) COLLATE "C", ${filter.after})`;
   const pageConditions = [conditions.length === 0 ? undefined : sql`h.id IN (SELECT id FROM judged WHERE matches)`, after].filter((condition) => condition !== undefined);
@@ -117,9 +137,11 @@ export async function hostsReport(db: Kysely<HubDatabase>, context: ReportContex
       LEFT JOIN page ON true
       LEFT JOIN host_summary hs ON hs.host_id = page.id
      ORDER BY page.name_sort_key, page.name`.execute(db);
-  const first = rows.rows[0]!;
-  const hosts = rows.rows.filter((row): row is typeof row & { name: string } => row.name !== null);
-  const items = hosts.slice(0, filter.limit).map((row) => ({
+  return rows.rows;
+}
+
+function hostSummaryOf(row: PageRow & { name: string }, cutoff: Date): HostSummary {
+  return {
     name: row.name,
     type: row.type,
     firstSeenAt: row.first_seen_at,
@@ -128,13 +150,6 @@ export async function hostsReport(db: Kysely<HubDatabase>, context: ReportContex
     environments: row.environments ?? [],
     reconcilers: countsFromRow(row),
     drifting: row.drifting_reconcilers,
-  }));
-  return {
-    items,
-    nextCursor: hosts.length > filter.limit ? items[items.length - 1]!.name : null,
-    totals: { hosts: first.matching_hosts, offline: first.matching_offline, failing: first.matching_failing, drifting: first.matching_drifting },
-    fleet: { hosts: first.fleet_hosts, offline: first.fleet_offline, failing: first.fleet_failing, drifting: first.fleet_drifting },
-    offset: first.page_offset,
   };
 }
 
@@ -184,26 +199,41 @@ export async function hostStateReport(
     .where('name', '=', hostName)
     .executeTakeFirst();
   if (host === undefined) return undefined;
-  const rows = await sql<{
-    reconciler_id: number;
-    reconciler: string;
-    type: string;
-    endpoint: string;
-    commit: string;
-    status: EffectiveStatus;
-    reported_status: HostReconciler['reportedStatus'];
-    status_message: string;
-    observed_at: Date;
-    last_seen_at: Date;
-    workspace: string | null;
-    application: string | null;
-    workload: string | null;
-    target: string | null;
-    environment: string | null;
-    deployed_version: string | null;
-    desired_version: string | null;
-    desired_commit: string | null;
-  }>`
+  const rows = await readHostReconcilerRows(db, context, host.id);
+  return {
+    name: host.name,
+    type: host.type,
+    firstSeenAt: host.first_seen_at,
+    lastSeenAt: host.last_seen_at,
+    stale: host.last_seen_at < staleBefore(context),
+    reconcilers: reconcilersOf(rows),
+  };
+}
+
+interface HostReconcilerRow {
+  reconciler_id: number;
+  reconciler: string;
+  type: string;
+  endpoint: string;
+  commit: string;
+  status: EffectiveStatus;
+  reported_status: HostReconciler['reportedStatus'];
+  status_message: string;
+  observed_at: Date;
+  last_seen_at: Date;
+  workspace: string | null;
+  application: string | null;
+  workload: string | null;
+  target: string | null;
+  environment: string | null;
+  deployed_version: string | null;
+  desired_version: string | null;
+  desired_commit: string | null;
+}
+
+/** The host's reconcilers, one row per deployment target each pulls (one with a null target when it pulls none). */
+async function readHostReconcilerRows(db: Kysely<HubDatabase>, context: ReportContext, hostId: number): Promise<HostReconcilerRow[]> {
+  const rows = await sql<HostReconcilerRow>`
     SELECT r.id AS reconciler_id, r.name AS reconciler, r.type, me.endpoint, s.gitops_commit_id AS commit,
            ${effectiveStatus('s', context)} AS status, s.status AS reported_status, s.status_message,
            s.observed_at, ${lastSeen('s')} AS last_seen_at,
@@ -216,45 +246,51 @@ export async function hostStateReport(
       ${joinVersionAt('t', sql`s.gitops_commit_id`, 'dv')}
       LEFT JOIN deployment_assignment ca ON ca.id = t.current_assignment_id
       LEFT JOIN workload_version cv ON cv.id = ca.workload_version_id
-     WHERE s.host_id = ${host.id}
+     WHERE s.host_id = ${hostId}
      ORDER BY r.name, ${TARGET_ENVIRONMENT_ORDER}, t.name`.execute(db);
+  return rows.rows;
+}
+
+/** The rows grouped by reconciler, in the rows' order, each with its deployment targets. */
+function reconcilersOf(rows: readonly HostReconcilerRow[]): HostReconciler[] {
   const reconcilers = new Map<number, HostReconciler>();
-  for (const row of rows.rows) {
+  for (const row of rows) {
     let reconciler = reconcilers.get(row.reconciler_id);
     if (reconciler === undefined) {
-      reconciler = {
-        reconciler: row.reconciler,
-        type: row.type,
-        manifestsEndpoint: row.endpoint,
-        commit: row.commit,
-        status: row.status,
-        reportedStatus: row.reported_status,
-        statusMessage: row.status_message,
-        deployedAt: row.observed_at,
-        lastSeenAt: row.last_seen_at,
-        deploymentTargets: [],
-      };
+      reconciler = hostReconcilerOf(row);
       reconcilers.set(row.reconciler_id, reconciler);
     }
-    if (row.target !== null) {
-      reconciler.deploymentTargets.push({
-        workspace: row.workspace!,
-        application: row.application!,
-        workload: row.workload!,
-        deploymentTarget: row.target,
-        environment: row.environment!,
-        deployedVersion: row.deployed_version,
-        desiredVersion: row.desired_version,
-        desiredCommit: row.desired_commit,
-      });
-    }
+    if (row.target !== null) reconciler.deploymentTargets.push(reconcilerTargetOf(row, row.target));
   }
+  return [...reconcilers.values()];
+}
+
+/** The reconciler of a row, with no deployment target yet. */
+function hostReconcilerOf(row: HostReconcilerRow): HostReconciler {
   return {
-    name: host.name,
-    type: host.type,
-    firstSeenAt: host.first_seen_at,
-    lastSeenAt: host.last_seen_at,
-    stale: host.last_seen_at < staleBefore(context),
-    reconcilers: [...reconcilers.values()],
+    reconciler: row.reconciler,
+    type: row.type,
+    manifestsEndpoint: row.endpoint,
+    commit: row.commit,
+    status: row.status,
+    reportedStatus: row.reported_status,
+    statusMessage: row.status_message,
+    deployedAt: row.observed_at,
+    lastSeenAt: row.last_seen_at,
+    deploymentTargets: [],
+  };
+}
+
+/** The deployment target of a row that has one: its names are then all there (the join found the target). */
+function reconcilerTargetOf(row: HostReconcilerRow, target: string): HostReconcilerTarget {
+  return {
+    workspace: row.workspace!,
+    application: row.application!,
+    workload: row.workload!,
+    deploymentTarget: target,
+    environment: row.environment!,
+    deployedVersion: row.deployed_version,
+    desiredVersion: row.desired_version,
+    desiredCommit: row.desired_commit,
   };
 }

@@ -55,25 +55,34 @@ export async function targetDeployments(
   environments: readonly string[],
   rows?: readonly TargetRowKey[],
 ): Promise<TargetDeployment[]> {
+  const targets = await readTargets(db, environments, rows);
+  const byTarget = await deployedVersionsByTarget(db, targets.map((row) => row.id));
+  return targets.map((row) => targetDeploymentOf(row, byTarget.get(row.id)));
+}
+
+interface TargetRow {
+  id: number;
+  workspace: string;
+  application: string;
+  workload: string;
+  target: string;
+  environment: string;
+  endpoint: string;
+  version: string | null;
+  build: string | null;
+  commit: string | null;
+  assigned_at: Date | null;
+}
+
+/** The deployment targets of the environments (only the given rows, if any) with their current assignment. */
+async function readTargets(db: Kysely<HubDatabase>, environments: readonly string[], rows?: readonly TargetRowKey[]): Promise<TargetRow[]> {
   const onlyRows =
     rows === undefined
       ? sql`true`
       : sql`(t.workspace, t.application, t.workload, t.name) IN (
               SELECT * FROM unnest(${rows.map((row) => row[0])}::text[], ${rows.map((row) => row[1])}::text[],
                                    ${rows.map((row) => row[2])}::text[], ${rows.map((row) => row[3])}::text[]))`;
-  const targets = await sql<{
-    id: number;
-    workspace: string;
-    application: string;
-    workload: string;
-    target: string;
-    environment: string;
-    endpoint: string;
-    version: string | null;
-    build: string | null;
-    commit: string | null;
-    assigned_at: Date | null;
-  }>`
+  const targets = await sql<TargetRow>`
     SELECT t.id, t.workspace, t.application, t.workload, t.name AS target, t.environment, me.endpoint,
            v.version, v.build, a.gitops_commit_id AS commit, a.assigned_at
       FROM deployment_target_named t
@@ -82,11 +91,14 @@ export async function targetDeployments(
       LEFT JOIN workload_version v ON v.id = a.workload_version_id
      WHERE t.environment = ANY(${environments}::text[]) AND ${onlyRows}
      ORDER BY t.workspace, t.application, t.workload, t.name, ${TARGET_ENVIRONMENT_ORDER}`.execute(db);
+  return targets.rows;
+}
 
-  // The reconcilers per target and commit, from the counts kept on write (schema/0012).
+/** The reconcilers per target and commit, from the counts kept on write (schema/0012). */
+async function deployedVersionsByTarget(db: Kysely<HubDatabase>, targetIds: number[]): Promise<Map<number, Map<string, DeployedVersion>>> {
   const deployed = await sql<{ target_id: number; commit: string; version: string | null; on_desired: boolean; status: EffectiveStatus; n: number }>`
     SELECT deployment_target_id AS target_id, gitops_commit_id AS commit, version, on_desired, status, reconcilers AS n
-      FROM target_deployment WHERE deployment_target_id = ANY(${targets.rows.map((row) => row.id)}::bigint[])`.execute(db);
+      FROM target_deployment WHERE deployment_target_id = ANY(${targetIds}::bigint[])`.execute(db);
 
   const byTarget = new Map<number, Map<string, DeployedVersion>>();
   for (const row of deployed.rows) {
@@ -96,26 +108,28 @@ export async function targetDeployments(
     versions.set(row.commit, entry);
     addStatus(entry.reconcilers, row.status, row.n);
   }
+  return byTarget;
+}
 
-  return targets.rows.map((row) => {
-    const versions = [...(byTarget.get(row.id)?.values() ?? [])].sort(
-      (a, b) => b.reconcilers.total - a.reconcilers.total || (a.commit < b.commit ? -1 : a.commit > b.commit ? 1 : 0),
-    );
-    const reconcilers = emptyCounts();
-    for (const version of versions) mergeCounts(reconcilers, version.reconcilers);
-    return {
-      workspace: row.workspace,
-      application: row.application,
-      workload: row.workload,
-      deploymentTarget: row.target,
-      environment: row.environment,
-      manifestsEndpoint: row.endpoint,
-      desired:
-        row.commit === null || row.version === null || row.assigned_at === null
-          ? null
-          : { version: row.version, build: row.build ?? '', commit: row.commit, assignedAt: row.assigned_at },
-      deployed: versions,
-      reconcilers,
-    };
-  });
+/** A target's desired version and its deployed ones, the most reconcilers first. */
+function targetDeploymentOf(row: TargetRow, deployed: Map<string, DeployedVersion> | undefined): TargetDeployment {
+  const versions = [...(deployed?.values() ?? [])].sort(
+    (a, b) => b.reconcilers.total - a.reconcilers.total || (a.commit < b.commit ? -1 : a.commit > b.commit ? 1 : 0),
+  );
+  const reconcilers = emptyCounts();
+  for (const version of versions) mergeCounts(reconcilers, version.reconcilers);
+  return {
+    workspace: row.workspace,
+    application: row.application,
+    workload: row.workload,
+    deploymentTarget: row.target,
+    environment: row.environment,
+    manifestsEndpoint: row.endpoint,
+    desired:
+      row.commit === null || row.version === null || row.assigned_at === null
+        ? null
+        : { version: row.version, build: row.build ?? '', commit: row.commit, assignedAt: row.assigned_at },
+    deployed: versions,
+    reconcilers,
+  };
 }

@@ -55,48 +55,53 @@ export function rolloutsTable(rollouts: DeliveryRollout[]): HTMLElement {
         ),
       ),
     ),
-    h(
-      'tbody',
-      {},
-      rollouts.map((rollout) => {
-        const [label, colour] = STATUS[rollout.status];
-        return h(
-          'tr',
-          { 'data-environment': rollout.environment, 'data-workload': rollout.workload, 'data-version': rollout.version, 'data-status': rollout.status },
-          h('td', { 'data-label': 'Assigned' }, timeAgo(rollout.assignedAt)),
-          h('td', { 'data-label': 'Where' }, `${rollout.environment} / ${rollout.workload} / ${rollout.deploymentTarget}`, h('span', { class: 'muted' }, ` ${rollout.workspace} / ${rollout.application}`)),
-          h(
-            'td',
-            { 'data-label': 'Version' },
-            h(
-              'a',
-              { href: rolloutHref({ endpoint: rollout.manifestsEndpoint }, rollout.commit), class: 'rollout-link', title: `The rollout of ${rollout.commit}` },
-              rollout.version,
-              h('span', { class: 'muted' }, ` ${shortCommit(rollout.commit)}`),
-            ),
-          ),
-          h(
-            'td',
-            { 'data-label': 'Status' },
-            h('span', { class: `badge ${colour}`, 'data-status': rollout.status }, label),
-            // A rollout that ended well can still have been a change failure (a host failed on the way).
-            rollout.changeFailure && rollout.status !== 'failed' ? [' ', h('span', { class: 'change-failure' }, 'change failure')] : null,
-            // Converged once, and no longer succeeding everywhere: the status is today's, the numbers history's.
-            rollout.regressedOn.length > 0
-              ? [' ', h('span', { class: 'regressed error' }, 'regressed on ', rollout.regressedOn.flatMap((host, index) => (index === 0 ? [hostLink(host)] : [', ', hostLink(host)])))]
-              : null,
-          ),
-          h('td', { 'data-label': 'Hosts succeeded', class: 'number' }, `${rollout.succeeded}/${rollout.subscribers}`, rollout.failed > 0 ? h('span', { class: 'error' }, ` · ${rollout.failed} failed`) : null),
-          h('td', { 'data-label': 'Lead time first / last', class: 'lead-time' }, `${optionalDuration(rollout.leadTimeFirstHostSeconds)} / ${optionalDuration(rollout.leadTimeLastHostSeconds)}`),
-          h(
-            'td',
-            { 'data-label': 'Convergence 50 / 90 / 100 %', class: 'convergence' },
-            [rollout.convergence50Seconds, rollout.convergence90Seconds, rollout.convergence100Seconds].map(optionalDuration).join(' / '),
-          ),
-          h('td', { 'data-label': 'Restore', class: 'restore' }, optionalDuration(rollout.restoreSeconds)),
-          h('td', { 'data-label': 'Lagging hosts', class: 'lagging-hosts' }, rollout.laggingHosts.flatMap((host, index) => (index === 0 ? [hostLink(host)] : [', ', hostLink(host)]))),
-        );
-      }),
-    ),
+    h('tbody', {}, rollouts.map(rolloutRow)),
   );
+}
+
+function rolloutRow(rollout: DeliveryRollout): HTMLElement {
+  return h(
+    'tr',
+    { 'data-environment': rollout.environment, 'data-workload': rollout.workload, 'data-version': rollout.version, 'data-status': rollout.status },
+    h('td', { 'data-label': 'Assigned' }, timeAgo(rollout.assignedAt)),
+    h('td', { 'data-label': 'Where' }, `${rollout.environment} / ${rollout.workload} / ${rollout.deploymentTarget}`, h('span', { class: 'muted' }, ` ${rollout.workspace} / ${rollout.application}`)),
+    h(
+      'td',
+      { 'data-label': 'Version' },
+      h(
+        'a',
+        { href: rolloutHref({ endpoint: rollout.manifestsEndpoint }, rollout.commit), class: 'rollout-link', title: `The rollout of ${rollout.commit}` },
+        rollout.version,
+        h('span', { class: 'muted' }, ` ${shortCommit(rollout.commit)}`),
+      ),
+    ),
+    rolloutStatusCell(rollout),
+    h('td', { 'data-label': 'Hosts succeeded', class: 'number' }, `${rollout.succeeded}/${rollout.subscribers}`, rollout.failed > 0 ? h('span', { class: 'error' }, ` · ${rollout.failed} failed`) : null),
+    h('td', { 'data-label': 'Lead time first / last', class: 'lead-time' }, `${optionalDuration(rollout.leadTimeFirstHostSeconds)} / ${optionalDuration(rollout.leadTimeLastHostSeconds)}`),
+    h(
+      'td',
+      { 'data-label': 'Convergence 50 / 90 / 100 %', class: 'convergence' },
+      [rollout.convergence50Seconds, rollout.convergence90Seconds, rollout.convergence100Seconds].map(optionalDuration).join(' / '),
+    ),
+    h('td', { 'data-label': 'Restore', class: 'restore' }, optionalDuration(rollout.restoreSeconds)),
+    h('td', { 'data-label': 'Lagging hosts', class: 'lagging-hosts' }, hostLinks(rollout.laggingHosts)),
+  );
+}
+
+function rolloutStatusCell(rollout: DeliveryRollout): HTMLElement {
+  const [label, colour] = STATUS[rollout.status];
+  return h(
+    'td',
+    { 'data-label': 'Status' },
+    h('span', { class: `badge ${colour}`, 'data-status': rollout.status }, label),
+    // A rollout that ended well can still have been a change failure (a host failed on the way).
+    rollout.changeFailure && rollout.status !== 'failed' ? [' ', h('span', { class: 'change-failure' }, 'change failure')] : null,
+    // Converged once, and no longer succeeding everywhere: the status is today's, the numbers history's.
+    rollout.regressedOn.length > 0 ? [' ', h('span', { class: 'regressed error' }, 'regressed on ', hostLinks(rollout.regressedOn))] : null,
+  );
+}
+
+/** Links to the hosts, separated by commas. */
+function hostLinks(hosts: readonly string[]): (HTMLElement | string)[] {
+  return hosts.flatMap((host, index) => (index === 0 ? [hostLink(host)] : [', ', hostLink(host)]));
 }

@@ -19,88 +19,105 @@ export function mountRollout(root: HTMLElement, signal: AbortSignal): Page {
   const environment = param('environment');
   const commit = param('commit');
   const content = h('div', { class: 'rollout', 'aria-live': 'polite' });
-  replaceContent(
-    root,
-    h('h1', {}, 'Rollout'),
-    filterForm('/rollout', [
-      field('Environment', h('input', { name: 'environment', value: environment ?? '', size: 16, placeholder: 'dev' })),
-      field('or manifests endpoint', h('input', { name: 'endpoint', value: endpoint ?? '', size: 60, placeholder: 'https://github.com/org/gitops/dev/target' })),
-      field('Commit', h('input', { name: 'commit', value: commit ?? '', size: 42, placeholder: 'full id or 7+ hex digits' })),
-    ]),
-    content,
-  );
+  replaceContent(root, h('h1', {}, 'Rollout'), rolloutForm(endpoint, environment, commit), content);
   if ((endpoint === undefined) === (environment === undefined) || commit === undefined) {
-    replaceContent(
-      content,
-      h('p', { class: 'muted' }, 'Name an environment (every deployment target of it) or one manifests endpoint, and a commit, to watch them roll out.'),
-      h(
-        'p',
-        { class: 'muted' },
-        'Or start from where the commits are: each cell of the ',
-        h('a', { href: '/' }, 'Environments'),
-        ' matrix links to the rollout of its desired commit, each environment to the rollout of its last merge (the promotion check), a host’s reconcilers to the rollouts of their commits, and ',
-        h('a', { href: '/delivery' }, 'Delivery'),
-        ' to those of recent rollouts.',
-      ),
-    );
+    replaceContent(content, ...rolloutHelp());
     return { refresh: () => Promise.resolve(true) };
   }
   const scope = environment === undefined ? { manifestsEndpoint: endpoint! } : { environment };
-
-  let last: RolloutState | undefined;
-  let lastOk = false;
-  const render = (state: RolloutState): void => {
-    last = state;
-    updateContent(
-      content,
-      h(
-        'p',
-        { class: `verdict ${state.failed > 0 ? 'failure' : state.settled ? 'success' : 'in_progress'}` },
-        state.failed > 0 ? 'Failed' : state.settled ? 'Rolled out' : state.total === 0 ? 'No subscribers yet' : 'Rolling out…',
-        ` — ${state.succeeded}/${state.total} succeeded, ${state.failed} failed, ${state.inProgress} in progress, ${state.stale} stale`,
-      ),
-      h(
-        'p',
-        { class: 'scope' },
-        'Commit ',
-        commitText(state.commit),
-        'environment' in state
-          ? [` in environment ${state.environment}: applied, or a later commit, by every reconciler of its targets `, h('span', { class: 'muted' }, '(the promotion check)')]
-          : [' of ', h('span', { class: 'endpoint' }, state.manifestsEndpoint), ': applied, or a later commit of its branch, by every reconciler that pulls it'],
-      ),
-      statusBar(state),
-      targetsTable(state.targets, state.commit, !('environment' in state)),
-      subscribersTable(state.subscribers),
-    );
-  };
-
-  // Each answer comes back at once when the rollout settles, else after WAIT; a settled rollout
-  // is looked at less often (a new report can still change it).
-  // While the reader pauses updates, the page stays as it is.
-  const watch = async (): Promise<void> => {
-    while (!signal.aborted) {
-      if (updatesPaused() && last !== undefined) {
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        continue;
-      }
-      try {
-        const state = await getJson<RolloutState>('/deployment-state', { ...scope, commit, wait: last === undefined ? '0s' : WAIT }, signal);
-        if (JSON.stringify(state) !== JSON.stringify(last)) render(state);
-        lastOk = true;
-        recordRefresh(true);
-        if (state.settled) await new Promise((resolve) => setTimeout(resolve, SETTLED_POLL_MS));
-      } catch (error) {
-        if (signal.aborted) return;
-        lastOk = false;
-        recordRefresh(false);
-        await guarded(content, signal, () => Promise.reject(error instanceof Error ? error : new Error(String(error))));
-        await new Promise((resolve) => setTimeout(resolve, 5_000));
-      }
-    }
-  };
-  void watch();
+  const watched: Watched = { last: undefined, lastOk: false };
+  void watchRollout(content, { ...scope, commit }, signal, watched);
   // The watch keeps the page current; the periodic refresh only asks how it went.
-  return { refresh: () => Promise.resolve(lastOk) };
+  return { refresh: () => Promise.resolve(watched.lastOk) };
+}
+
+function rolloutForm(endpoint: string | undefined, environment: string | undefined, commit: string | undefined): HTMLElement {
+  return filterForm('/rollout', [
+    field('Environment', h('input', { name: 'environment', value: environment ?? '', size: 16, placeholder: 'dev' })),
+    field('or manifests endpoint', h('input', { name: 'endpoint', value: endpoint ?? '', size: 60, placeholder: 'https://github.com/org/gitops/dev/target' })),
+    field('Commit', h('input', { name: 'commit', value: commit ?? '', size: 42, placeholder: 'full id or 7+ hex digits' })),
+  ]);
+}
+
+/** What the page says until it is told what to watch, and where rollouts can be found instead. */
+function rolloutHelp(): HTMLElement[] {
+  return [
+    h('p', { class: 'muted' }, 'Name an environment (every deployment target of it) or one manifests endpoint, and a commit, to watch them roll out.'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Or start from where the commits are: each cell of the ',
+      h('a', { href: '/' }, 'Environments'),
+      ' matrix links to the rollout of its desired commit, each environment to the rollout of its last merge (the promotion check), a host’s reconcilers to the rollouts of their commits, and ',
+      h('a', { href: '/delivery' }, 'Delivery'),
+      ' to those of recent rollouts.',
+    ),
+  ];
+}
+
+/** What the watch has seen: the answer shown last, and whether the last question was answered. */
+interface Watched {
+  last: RolloutState | undefined;
+  lastOk: boolean;
+}
+
+/**
+ * Each answer comes back at once when the rollout settles, else after WAIT; a settled rollout
+ * is looked at less often (a new report can still change it).
+ * While the reader pauses updates, the page stays as it is.
+ */
+async function watchRollout(
+  content: HTMLElement,
+  question: ({ manifestsEndpoint: string } | { environment: string }) & { commit: string },
+  signal: AbortSignal,
+  watched: Watched,
+): Promise<void> {
+  while (!signal.aborted) {
+    if (updatesPaused() && watched.last !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      continue;
+    }
+    try {
+      const state = await getJson<RolloutState>('/deployment-state', { ...question, wait: watched.last === undefined ? '0s' : WAIT }, signal);
+      if (JSON.stringify(state) !== JSON.stringify(watched.last)) {
+        watched.last = state;
+        updateContent(content, ...rolloutView(state));
+      }
+      watched.lastOk = true;
+      recordRefresh(true);
+      if (state.settled) await new Promise((resolve) => setTimeout(resolve, SETTLED_POLL_MS));
+    } catch (error) {
+      if (signal.aborted) return;
+      watched.lastOk = false;
+      recordRefresh(false);
+      await guarded(content, signal, () => Promise.reject(error instanceof Error ? error : new Error(String(error))));
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+    }
+  }
+}
+
+/** The verdict, what is being watched, the status bar and the tables. */
+function rolloutView(state: RolloutState): HTMLElement[] {
+  return [
+    h(
+      'p',
+      { class: `verdict ${state.failed > 0 ? 'failure' : state.settled ? 'success' : 'in_progress'}` },
+      state.failed > 0 ? 'Failed' : state.settled ? 'Rolled out' : state.total === 0 ? 'No subscribers yet' : 'Rolling out…',
+      ` — ${state.succeeded}/${state.total} succeeded, ${state.failed} failed, ${state.inProgress} in progress, ${state.stale} stale`,
+    ),
+    h(
+      'p',
+      { class: 'scope' },
+      'Commit ',
+      commitText(state.commit),
+      'environment' in state
+        ? [` in environment ${state.environment}: applied, or a later commit, by every reconciler of its targets `, h('span', { class: 'muted' }, '(the promotion check)')]
+        : [' of ', h('span', { class: 'endpoint' }, state.manifestsEndpoint), ': applied, or a later commit of its branch, by every reconciler that pulls it'],
+    ),
+    statusBar(state),
+    targetsTable(state.targets, state.commit, !('environment' in state)),
+    ...subscribersTable(state.subscribers),
+  ];
 }
 
 /** Subscribers listed at most; an environment of a large fleet has tens of thousands. */
