@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { settingsMarkdown } from '../../src/config/settings-markdown.ts';
+import { CONFIGURATION_DOC, withSettingsTables } from '../../scripts/docs-configuration.ts';
 
 const readme = (): Promise<string> => readFile(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -19,8 +20,17 @@ describe('README', () => {
 });
 
 describe('docs/configuration.md', () => {
-  it('documents every setting exactly as the hub defines it, group by group', async () => {
-    const reference = await readFile(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+  it('documents every setting exactly as the hub defines it, group by group (npm run docs:config)', async () => {
+    const reference = await readFile(CONFIGURATION_DOC, 'utf8');
+    expect(reference, 'the settings tables are stale: run npm run docs:config').toBe(withSettingsTables(reference));
     expect(reference).toContain(settingsMarkdown());
+  });
+
+  it('keeps the hand-written prose around the generated tables', () => {
+    const text = ['# Configuration', 'prose before', '<!-- settings:begin -->', 'old tables', '<!-- settings:end -->', 'prose after'].join('\n');
+    expect(withSettingsTables(text, '**Group**\n\n| a |')).toBe(
+      ['# Configuration', 'prose before', '<!-- settings:begin -->', '', '**Group**', '', '| a |', '', '<!-- settings:end -->', 'prose after'].join('\n'),
+    );
+    expect(() => withSettingsTables('no markers here')).toThrow(/settings:begin/);
   });
 });
