@@ -7,7 +7,8 @@ ARG NODE_VERSION=24
 FROM node:${NODE_VERSION}-bookworm-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm install, not npm ci: see README "Development". Production dependencies only, no install
+# npm install, not npm ci: npm ci refuses lockfiles written where the registry lacks other platforms'
+# optional packages (see .ci/run). Production dependencies only, no install
 # scripts (none of them needs one).
 RUN npm install --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
@@ -16,7 +17,7 @@ FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production
 # V8 sizes its heap by the machine's memory, not by what the hub needs (a live set of 30-50 MB
 # under sustained ingest): without caps a hub on a large node grows to ~400 MB RSS. Measured in
-# README "Benchmarks"; raise them here or in the pod's environment for very large reports.
+# docs/benchmarks.md; raise them here or in the pod's environment for very large reports.
 ENV NODE_OPTIONS="--max-semi-space-size=32 --max-old-space-size=256"
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules

@@ -58,7 +58,7 @@ export interface BenchHub {
   stop(): Promise<void>;
 }
 
-/** The heap limits `npm start` and the image run the hub with (README "Benchmarks"). */
+/** The heap limits `npm start` and the image run the hub with (docs/benchmarks.md). */
 export const HUB_NODE_ARGS = ['--max-semi-space-size=32', '--max-old-space-size=256'] as const;
 
 /** This checkout: the hub a benchmark runs unless told to run another one's (`--against`). */

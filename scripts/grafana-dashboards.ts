@@ -465,7 +465,7 @@ const drift = dashboard(
 );
 
 // The Delivery dashboard calls the functions that define the delivery numbers (schema/0013,
-// README "Delivery analytics") — the same ones GET /api/v1/metrics/delivery calls — with the time
+// docs/delivery-analytics.md) — the same ones GET /api/v1/metrics/delivery calls — with the time
 // range and the variables as the window and the slice. Panels choose columns; no rule is written
 // here. Grafana's `$__timeFilter` would include the end of the range: the functions take
 // [from, to), as the API does.

@@ -1,5 +1,5 @@
 // `npm run screenshots`: starts a hub with the demo fleet (embedded PostgreSQL in a temporary
-// directory) and photographs every page of the web UI into docs/screenshots/ for the README.
+// directory) and photographs every page of the web UI into docs/screenshots/ for the docs (docs/web-ui.md).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

@@ -1,7 +1,7 @@
 // "Delivery": DORA metrics and fleet convergence over a window and a slice. Every number is a column
-// of the SQL functions of schema/0013 (kalypso_delivery_totals, _outcomes, _trend, _laggards,
-// _rollouts), which Grafana's Delivery dashboard calls too: the rules live there, once. This module
-// asks them, rounds, and shapes the answer. Definitions: README "Delivery analytics".
+// of the SQL functions kalypso_delivery_totals, _outcomes, _trend, _laggards and _rollouts
+// (schema/current/functions/), which Grafana's Delivery dashboard calls too: the rules live there, once. This module
+// asks them, rounds, and shapes the answer. Definitions: docs/delivery-analytics.md.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { refreshRollouts } from '../rollout-refresh.ts';

@@ -60,7 +60,7 @@ export function noDataYet(what: string): HTMLElement {
       h('code', {}, 'npm run hub -- demo'),
       ' (or start it with ',
       h('code', {}, 'npm start -- --demo'),
-      '). To send your own, point an OpenTelemetry Collector, a CD pipeline, the Kubernetes watcher or Azure Resource Graph at it: see “Sending data” in the README.',
+      '). To send your own, point an OpenTelemetry Collector, a CD pipeline, the Kubernetes watcher or Azure Resource Graph at it: see docs/sending-data.md.',
     ),
   );
 }

@@ -1,6 +1,6 @@
 // How well the fleet delivers: DORA metrics and convergence of the rollouts assigned in the last
 // days, for any slice — headline numbers, their trend per day, the hosts that lag and the newest
-// rollouts. Definitions: README "Delivery analytics" (GET /api/v1/metrics/delivery).
+// rollouts. Definitions: docs/delivery-analytics.md (GET /api/v1/metrics/delivery).
 import { type DeliveryReport, type DurationSummary, type Environment, getJson } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { decimal, duration, localTime, optionalDuration, percent } from '../format.ts';

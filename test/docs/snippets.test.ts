@@ -1,0 +1,628 @@
+// Every fenced code block of the README and the guides (docs/*.md; not the benchmark logs or the
+// research notes) is either exercised here — the line before it is `<!-- snippet: <id> -->` and
+// CASES has that id — or says why it is not: `<!-- not run: <reason> -->`.
+//
+// Exercised means run as written against real parts, with only the documented placeholders
+// replaced (docs/testing.md, "The docs' commands"): shell blocks run with bash against one hub
+// started here (its addresses for localhost:8080/4317/4318, hub.example.com and the embedded
+// PostgreSQL's); SQL runs as kalypso_reader on the hub's database; resources go through the CRDs'
+// schemas and the Kubernetes API server stand-in to the hub's watcher; pipeline YAML runs its
+// steps' scripts with the pipeline's expressions filled in. Where a tool needs a cluster or Azure
+// (kubectl apply, kustomize edit, port-forward), a stand-in shell function says so and hands what
+// the command would apply to the real renderer (`kubectl kustomize`, `--dry-run=client`).
+import { spawn } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import YAML from 'yaml';
+import { loadArgConfig } from '../../src/sources/resource-graph/arg-config.ts';
+import { resolveHubConfig } from '../../src/settings.ts';
+import { startBanner } from '../../src/cli/start-banner.ts';
+import { normalizeDescriptorSpec } from '../../src/normalize/deployment-descriptor.ts';
+import { parseResourceGraphSpec } from '../../src/normalize/kube-resources.ts';
+import { DEPLOYMENT_DESCRIPTORS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
+import { apiGet } from '../support/api-get.ts';
+import { readyzStatus } from '../support/hub-process.ts';
+import { freePort } from '../support/ports.ts';
+import { randomCommit } from '../support/random-ids.ts';
+import { createTestDatabase } from '../support/test-database.ts';
+import { waitFor } from '../support/wait-for.ts';
+import { type CodeBlock, codeBlocks, documentationFiles, REPO } from './markdown.ts';
+import {
+  collectorConfigProblems,
+  hubResourceErrors,
+  kubectlAvailable,
+  kustomize,
+  secretsCreated,
+  secretsReferenced,
+  treePaths,
+} from './snippet-checks.ts';
+import { GITOPS_REPO, type SnippetEnvironment, startSnippetEnvironment } from './snippet-environment.ts';
+
+const files = (await documentationFiles()).filter((file) => !/^docs\/(benchmarks|research)\//.test(file.path));
+const blocks = files.flatMap(codeBlocks);
+const where = (block: CodeBlock): string => `${block.file}:${block.line}`;
+
+function snippet(id: string): CodeBlock {
+  const found = blocks.find((block) => block.marker.kind === 'snippet' && block.marker.id === id);
+  if (found === undefined) throw new Error(`no block is marked <!-- snippet: ${id} -->`);
+  return found;
+}
+
+const runs = (tool: string): Promise<boolean> =>
+  new Promise((resolve) => spawn(tool, ['--version']).once('error', () => resolve(false)).once('exit', (code) => resolve(code === 0)));
+const TOOLS = { curl: await runs('curl'), jq: await runs('jq'), psql: await runs('psql') };
+
+/** Skips the case, saying why, when a tool its block calls is not installed here. */
+function needs(context: TestContext, ...tools: (keyof typeof TOOLS)[]): void {
+  const missing = tools.filter((tool) => !TOOLS[tool]);
+  if (missing.length > 0) context.skip(`${missing.join(' and ')} not installed`);
+}
+
+let env: SnippetEnvironment;
+let scratch: string;
+
+/** A fresh directory for one case's files (descriptor-spec.json, sources.yaml, an overlay copy). */
+async function workDirectory(name: string): Promise<string> {
+  return mkdtemp(path.join(scratch, `${name}-`));
+}
+
+/**
+ * Stand-ins for the parts of kubectl and kustomize that need a cluster, as bash functions defined
+ * before a block runs: what `apply -k` and `create secret` would send is rendered by the real
+ * kubectl (kustomize, --dry-run=client) into $KUBECTL_APPLIED; port-forward and rollout status
+ * have nothing to do without a cluster (the test hub plays the forwarded Service).
+ */
+const CLUSTER_STAND_INS = [
+  'kubectl() {',
+  '  case "$*" in',
+  '    "apply -k "*) command kubectl kustomize "$3" >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
+  '    *" create namespace "*|"create namespace "*) echo "namespace/${*: -1} (stand-in: no cluster)" ;;',
+  '    *" create secret generic "*) command kubectl "$@" --dry-run=client -o yaml >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
+  '    *" port-forward "*|*" rollout status "*) : ;;',
+  '    *) echo "stand-in kubectl: \'$*\' needs a cluster" >&2; return 99 ;;',
+  '  esac',
+  '}',
+  'kustomize() {',
+  '  [ "$1 $2 $3" = "edit set image" ] || { echo "stand-in kustomize: \'$*\'" >&2; return 99; }',
+  '  local name="${4%%=*}" image="${4#*=}"',
+  '  printf \'images:\\n  - name: %s\\n    newName: %s\\n    newTag: %s\\n\' "$name" "${image%:*}" "${image##*:}" >> kustomization.yaml',
+  '}',
+].join('\n');
+
+async function applied(file: string): Promise<any[]> {
+  return YAML.parseAllDocuments(await readFile(file, 'utf8'))
+    .map((document) => document.toJS())
+    .filter((object) => object !== null);
+}
+
+/** A pipeline's `${{ expression }}` (GitHub) or `$(Name)` (Azure) replaced by `values`; an unknown one fails. */
+function withExpressions(text: string, values: Record<string, string>): string {
+  return text.replace(/\$\{\{\s*([^}]+?)\s*\}\}|\$\(([\w.]+)\)/g, (whole, github: string | undefined, azure: string | undefined) => {
+    const name = github ?? azure!;
+    if (!(name in values)) throw new Error(`no value for ${whole}`);
+    return values[name]!;
+  });
+}
+
+/**
+ * A pipeline step's script as this repository's checkout runs it: the expressions filled in, and
+ * its first line — `npm install --omit=dev …`, which would strip the devDependencies the suite
+ * runs on from this very checkout — left out (the checkout here is installed already).
+ */
+function stepScript(script: string, values: Record<string, string>): string {
+  const lines = withExpressions(script, values).split('\n');
+  expect(lines[0], 'the step installs the production dependencies first').toBe('npm install --omit=dev --no-audit --no-fund');
+  return lines.slice(1).join('\n');
+}
+
+function stepEnv(stepEnvironment: Record<string, string>, values: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(stepEnvironment).map(([name, value]) => [name, withExpressions(value, values)]));
+}
+
+async function hostState(host: string): Promise<any> {
+  const answer = await apiGet(env.hub, `/hosts/${host}/state`);
+  return answer.status === 200 ? answer.body : undefined;
+}
+
+async function targetState(environment: string): Promise<any> {
+  const answer = await apiGet(env.hub, `/environments/${environment}/state`);
+  return answer.status === 200 ? answer.body.items.find((item: any) => item.workload === 'my-service' && item.deploymentTarget === 'main') : undefined;
+}
+
+async function renderedAks(): Promise<any[]> {
+  return kustomize(path.join(REPO, 'deploy/overlays/aks'));
+}
+
+type Case = (block: CodeBlock, context: TestContext) => Promise<void> | void;
+
+const CASES: Record<string, Case> = {
+  // README
+  'readme-otlp-curl': async (block, context) => {
+    needs(context, 'curl');
+    const result = await env.shell(env.substitute(block.content));
+    expect(result.code, result.stderr).toBe(0);
+    expect(Number(JSON.parse(result.stdout).partialSuccess?.rejectedLogRecords ?? 0)).toBe(0);
+    expect((await hostState('aks-dev-1')).reconcilers).toContainEqual(
+      expect.objectContaining({ reconciler: 'flux-system/hello-world', type: 'flux', status: 'success', commit: 'ca9ee9d0ff9ec52b998fdcf64e128c84ddd0e661' }),
+    );
+  },
+  'readme-reconciler': async (block) => {
+    const resource = YAML.parse(block.content);
+    expect(await hubResourceErrors(resource)).toEqual([]);
+    env.kube.api.apply(RECONCILERS, resource);
+    const reconciler = await waitFor(
+      async () => (await hostState('store-042'))?.reconcilers.find((candidate: any) => candidate.reconciler === 'flux-system/hello-world'),
+      'the Reconciler in the hub',
+    );
+    expect(reconciler).toMatchObject({ status: 'success', commit: 'ca9ee9d0ff9ec52b998fdcf64e128c84ddd0e661', statusMessage: 'Resource is Ready' });
+    const written = await waitFor(
+      () => env.kube.api.get(RECONCILERS, 'dev', resource.metadata.name)?.status?.conditions?.find((condition: any) => condition.type === 'Ready'),
+      'its Ready condition',
+    );
+    expect(written.status).toBe('True');
+  },
+  'readme-arg-config': async (block) => {
+    const file = path.join(await workDirectory('arg'), 'sources.yaml');
+    await writeFile(file, block.content);
+    expect(await loadArgConfig(file)).toEqual([
+      {
+        name: 'contoso-prod',
+        subscriptions: ['7be1b9e7-57ca-47ff-b5ab-82e7ccb8c611'],
+        tenant: '16b3c013-d300-468d-ac64-7eda0820b6d3',
+        credential: { kind: 'managed-identity', clientId: '02552706-98f9-4301-a473-017752fc430b' },
+        intervalMs: 5 * 60_000,
+        defaultWorkspace: undefined,
+        defaultApplication: undefined,
+      },
+    ]);
+    expect(resolveHubConfig(['--arg-config', file], {}).argConfig).toBe(file);
+  },
+  'readme-check-promote': async (block) => {
+    const result = await env.shell(env.substitute(block.content), { env: { KALYPSO_URL: env.url } });
+    expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+    expect(result.stdout).toMatch(/aks-prod-3[\s\S]*aks-prod-4|aks-prod-4[\s\S]*aks-prod-3/);
+    expect(result.stdout).toContain(`commit ${env.fleet.prodCommit} in environment prod: 2/2 succeeded`);
+  },
+  'readme-api-curl': async (block, context) => {
+    needs(context, 'curl');
+    const result = await env.shell(env.substitute(block.content));
+    expect(result.code, result.stderr).toBe(0);
+    const host = JSON.parse(result.stdout);
+    expect(host.name).toBe('aks-dev-1');
+    expect(host.reconcilers).toContainEqual(expect.objectContaining({ reconciler: 'flux-system/my-service', commit: env.fleet.devCommit, status: 'success' }));
+  },
+  'readme-sql': async (block) => {
+    await apiGet(env.hub, '/environments'); // a report folds the summary queue in, as the refresher would within a second
+    const rows = await env.asReader(async (client) => (await client.query(block.content)).rows);
+    expect(rows).toContainEqual(
+      expect.objectContaining({ environment: 'prod', workload: 'my-service', deployment_target: 'main', desired_version: '1.4.1', deployed_versions: '1.4.1', status: 'success' }),
+    );
+    expect(rows.map((row) => row.environment)).toContain('dev');
+  },
+  'readme-test-commands': async (block) => {
+    // Not run from inside the suite they belong to: each names test folders and npm scripts that exist.
+    const scripts = JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')).scripts as Record<string, string>;
+    const commands = block.content.split('\n').map((line) => line.replace(/#.*$/, '').trim()).filter((line) => line !== '');
+    for (const command of commands) {
+      const vitest = /^npx vitest run (.+)$/.exec(command);
+      const npmRun = /^npm run ([\w:-]+)$/.exec(command);
+      expect(vitest !== null || npmRun !== null, command).toBe(true);
+      for (const folder of vitest?.[1]?.split(/\s+/) ?? []) expect(await readFile(path.join(REPO, folder)).catch((error: NodeJS.ErrnoException) => error.code), folder).toBe('EISDIR');
+      if (npmRun !== null) expect(Object.keys(scripts), command).toContain(npmRun[1]);
+    }
+  },
+
+  // docs/sending-data.md
+  'descriptor-spec': (block) => {
+    const commit = randomCommit();
+    const normalized = normalizeDescriptorSpec(JSON.parse(block.content), { prefix: 'body', commitId: commit, commitField: 'vcs.ref.head.revision', assignedAt: new Date() });
+    expect(normalized).toMatchObject({
+      ok: true,
+      value: {
+        kind: 'desired-state',
+        workspace: 'contoso',
+        application: 'shop',
+        environment: 'dev',
+        deploymentTarget: { name: 'main', manifests: { endpoint: `${GITOPS_REPO}/dev/my-service` } },
+        workloadVersion: { version: '1.4.2', build: 'build-812' },
+        commitId: commit,
+      },
+    });
+  },
+  'descriptor-curl': async (block, context) => {
+    needs(context, 'curl', 'jq');
+    const directory = await workDirectory('pipeline');
+    await writeFile(path.join(directory, 'descriptor-spec.json'), snippet('descriptor-spec').content);
+    const commit = randomCommit();
+    const result = await env.shell(env.substitute(block.content), { cwd: directory, env: { GITOPS_COMMIT: commit } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(Number(JSON.parse(result.stdout).partialSuccess?.rejectedLogRecords ?? 0)).toBe(0);
+    expect((await targetState('dev')).desired).toMatchObject({ version: '1.4.2', build: 'build-812', commit });
+  },
+  'collector-exporter': (block) => {
+    const document = YAML.parseDocument(block.content);
+    expect(document.errors).toEqual([]);
+    // The collector's own wiring rules and the hub's needs; no collector binary can run here.
+    expect(collectorConfigProblems(document.toJS(), 'hub.example.com:4317')).toEqual([]);
+    expect(resolveHubConfig([], {}).otlpGrpcPort, 'the exporter sends to the hub’s OTLP/gRPC port').toBe(4317);
+  },
+
+  // docs/api.md
+  'api-compare': async (block, context) => {
+    needs(context, 'curl', 'jq');
+    const result = await env.shell(env.substitute(block.content));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.split('\n')).toContain('my-service/main');
+  },
+
+  // docs/check-promote.md
+  'rollout-cli': async (block) => {
+    const result = await env.shell(env.substitute(block.content), {
+      env: { REPO: GITOPS_REPO, BRANCH: 'dev', PATH_IN_REPO: 'my-service', GITOPS_COMMIT: env.fleet.devCommit },
+    });
+    expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+    expect(result.stdout).toContain(`commit ${env.fleet.devCommit} on ${env.fleet.endpoint('dev')}: 1/1 succeeded`);
+    expect(result.stdout).toContain(`commit ${env.fleet.prodCommit} in environment prod: 2/2 succeeded`);
+  },
+  'rollout-github-actions': async (block) => {
+    const steps = YAML.parse(block.content) as any[];
+    const setup = steps.find((step) => String(step.uses).startsWith('actions/setup-node@'));
+    expect(Number(setup.with['node-version'])).toBeGreaterThanOrEqual(23); // ≥ 22.18 runs TypeScript directly
+    const checkout = steps.find((step) => String(step.uses).startsWith('actions/checkout@'));
+    const wait = steps.find((step) => typeof step.run === 'string');
+    expect(wait['working-directory']).toBe(checkout.with.path);
+    const script = stepScript(wait.run, { 'steps.gitops.outputs.commit': env.fleet.devCommit });
+    const result = await env.shell(script, { env: stepEnv(wait.env, { 'vars.KALYPSO_HUB_URL': env.url }) });
+    expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+    expect(result.stdout).toMatch(/: 1\/1 succeeded, 0 failed, 0 in progress, 0 stale: rolled out/);
+  },
+  'rollout-azure-pipelines': async (block) => {
+    const steps = YAML.parse(block.content) as any[];
+    expect(steps[0]).toMatchObject({ task: 'NodeTool@0', inputs: { versionSpec: '24.x' } });
+    const wait = steps.find((step) => typeof step.script === 'string');
+    expect(wait.workingDirectory).toBe('$(Build.SourcesDirectory)/kalypso-observability-hub');
+    const values = { GitOpsEndpoint: env.fleet.endpoint('dev'), GitOpsCommit: env.fleet.devCommit, KalypsoHubUrl: env.url };
+    const result = await env.shell(stepScript(wait.script, values), { env: stepEnv(wait.env, values) });
+    expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+    expect(result.stdout).toMatch(/: 1\/1 succeeded, 0 failed, 0 in progress, 0 stale: rolled out/);
+  },
+  'rollout-curl': async (block, context) => {
+    needs(context, 'curl', 'jq');
+    const result = await env.shell(env.substitute(block.content), {
+      env: { KALYPSO_URL: env.url, ENDPOINT: env.fleet.endpoint('dev'), COMMIT: env.fleet.devCommit },
+    });
+    expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+    expect(result.stdout.trim()).toBe('true');
+  },
+  'check-promote-cli': async (block) => {
+    const result = await env.shell(env.substitute(block.content), { env: { KALYPSO_URL: env.url, ENV: 'prod', MERGE_COMMIT: env.fleet.prodCommit } });
+    expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+    expect(result.stdout).toMatch(/: 2\/2 succeeded, 0 failed, 0 in progress, 0 stale: rolled out/);
+  },
+  'check-promote-github-actions': async (block) => {
+    const steps = YAML.parse(block.content) as any[];
+    const check = steps.findIndex((step) => step.name === 'Check Promote');
+    const promote = steps.findIndex((step) => step.name === 'Promote to the next environment');
+    expect(check).toBeGreaterThanOrEqual(0);
+    expect(promote, 'promotion follows the check').toBeGreaterThan(check);
+    expect(steps[promote].if, 'and runs only when it passed').toBe('success()');
+    const values = {
+      'inputs.environment': 'prod',
+      'github.event.client_payload.merge_commit': env.fleet.prodCommit,
+      'vars.KALYPSO_HUB_URL': env.url,
+      'secrets.KALYPSO_API_TOKEN': 'a-token-the-test-hub-does-not-ask-for',
+    };
+    const result = await env.shell(stepScript(steps[check].run, values), { env: stepEnv(steps[check].env, values) });
+    expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+    expect(result.stdout).toMatch(/: 2\/2 succeeded, 0 failed, 0 in progress, 0 stale: rolled out/);
+  },
+  'check-promote-azure-pipelines': async (block) => {
+    const steps = YAML.parse(block.content) as any[];
+    const check = steps.findIndex((step) => step.displayName === 'Check Promote');
+    expect(steps.at(-1), 'promotion is the step after the check').toMatchObject({ template: 'promote.yaml' });
+    expect(steps.length - 1).toBeGreaterThan(check);
+    const values = {
+      Environment: 'prod',
+      MergeCommit: env.fleet.prodCommit,
+      KalypsoHubUrl: env.url,
+      KalypsoApiToken: 'a-token-the-test-hub-does-not-ask-for',
+    };
+    const result = await env.shell(stepScript(steps[check].script, values), { env: stepEnv(steps[check].env, values) });
+    expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+    expect(result.stdout).toMatch(/: 2\/2 succeeded, 0 failed, 0 in progress, 0 stale: rolled out/);
+  },
+
+  // docs/kubernetes.md
+  'kube-install-crds': async (block, context) => {
+    if (!kubectlAvailable) return context.skip('kubectl is not installed: kustomize cannot render crds/');
+    const directory = await workDirectory('kubectl');
+    const output = path.join(directory, 'applied.yaml');
+    const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, { env: { KUBECTL_APPLIED: output } });
+    expect(result.code, result.stderr).toBe(0);
+    const crds = await applied(output);
+    expect(crds.map((crd) => `${crd.kind} ${crd.metadata.name}`).sort()).toEqual([
+      'CustomResourceDefinition azureresourcegraphs.hub.kalypso.io',
+      'CustomResourceDefinition deploymentdescriptors.hub.kalypso.io',
+      'CustomResourceDefinition reconcilers.hub.kalypso.io',
+    ]);
+  },
+  'kube-deployment-descriptor': async (block) => {
+    const resource = YAML.parse(block.content);
+    expect(await hubResourceErrors(resource)).toEqual([]);
+    env.kube.api.apply(DEPLOYMENT_DESCRIPTORS, resource);
+    const commit = resource.spec.deploymentTarget.manifests.commit as string;
+    const target = await waitFor(async () => {
+      const state = await targetState('qa');
+      return state?.desired?.commit === commit ? state : undefined;
+    }, 'the descriptor as desired state of qa');
+    expect(target).toMatchObject({ workspace: 'contoso', application: 'shop', manifestsEndpoint: `${GITOPS_REPO}/qa/my-service`, desired: { version: '1.4.2' } });
+    const status = await waitFor(() => env.kube.api.get(DEPLOYMENT_DESCRIPTORS, 'qa', resource.metadata.name)?.status, 'its status');
+    expect(status.gitOpsCommitId).toBe(commit);
+    expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
+  },
+
+  // docs/azure-resource-graph.md
+  'arg-config-full': async (block) => {
+    const file = path.join(await workDirectory('arg'), 'sources.yaml');
+    await writeFile(file, block.content);
+    expect(await loadArgConfig(file)).toEqual([
+      {
+        name: 'contoso-dev',
+        subscriptions: ['7be1b9e7-57ca-47ff-b5ab-82e7ccb8c611'],
+        tenant: '16b3c013-d300-468d-ac64-7eda0820b6d3',
+        credential: { kind: 'managed-identity', clientId: '02552706-98f9-4301-a473-017752fc430b' },
+        intervalMs: 5 * 60_000,
+        defaultWorkspace: 'kaizen',
+        defaultApplication: 'greeting-app',
+      },
+    ]);
+  },
+  'arg-resource': async (block) => {
+    // Not applied to the stand-in: its poller would sign in to Azure. The API server's schema, then
+    // the same reading of the spec the watcher gives every AzureResourceGraph.
+    const resource = YAML.parse(block.content);
+    expect(await hubResourceErrors(resource)).toEqual([]);
+    expect(parseResourceGraphSpec(`${resource.metadata.namespace}/${resource.metadata.name}`, resource.spec)).toMatchObject({
+      ok: true,
+      value: { subscriptions: ['7be1b9e7-57ca-47ff-b5ab-82e7ccb8c611'], credential: { kind: 'client-secret', secretName: 'contoso-dev-reader' }, intervalMs: 5 * 60_000 },
+    });
+  },
+
+  // docs/delivery-analytics.md
+  'delivery-sql': async (block) => {
+    await apiGet(env.hub, '/metrics/delivery'); // folds the rollout queue in (read-your-writes), as the refresher would within 2 s
+    const results = (await env.asReader((client) => client.query(block.content))) as unknown as pg.QueryResult[];
+    expect(results).toHaveLength(2);
+    expect(results[0]!.rows).toHaveLength(1);
+    expect(Object.keys(results[0]!.rows[0])).toEqual(['deployments_per_day', 'lead_time_last_host_median', 'convergence_90_median', 'change_failure_rate', 'restore_median']);
+    expect(results[1]!.rows).toContainEqual(expect.objectContaining({ environment: 'prod', workload: 'my-service', version: '1.4.1', status: 'succeeded' }));
+  },
+
+  // docs/grafana-and-sql.md
+  'grafana-login-role': async (block) => {
+    await env.rolledBack(async (client) => {
+      await client.query(block.content);
+      expect((await client.query(`SELECT pg_has_role('grafana', 'kalypso_reader', 'member') AS member`)).rows[0].member).toBe(true);
+      await client.query('SET ROLE grafana');
+      await client.query('SELECT count(*) FROM kalypso_environment_state');
+      await client.query('SAVEPOINT before_table');
+      await expect(client.query('SELECT count(*) FROM deployment_state')).rejects.toThrow(/permission denied/);
+      await client.query('ROLLBACK TO SAVEPOINT before_table');
+    });
+  },
+  'grafana-embedded': async (block, context) => {
+    needs(context, 'psql');
+    const result = await env.shell(`${env.substitute(block.content)}\nprintf '%s\\n' "$KALYPSO_DB_HOST" "$KALYPSO_DB_NAME" "$KALYPSO_DB_SSLMODE" "$KALYPSO_DB_USER" "$KALYPSO_DB_PASSWORD"`);
+    try {
+      expect(result.code, result.stderr).toBe(0);
+      const [host, name, sslmode, user, password] = result.stdout.trim().split('\n').slice(-5);
+      // Grafana's datasource is configured from exactly these variables.
+      const datasource = await readFile(path.join(REPO, 'deploy/grafana/provisioning/datasources/kalypso.yaml'), 'utf8');
+      const used = [...datasource.matchAll(/\$\{(KALYPSO_DB_\w+)\}/g)].map((match) => match[1]);
+      expect(new Set(used)).toEqual(new Set(['KALYPSO_DB_HOST', 'KALYPSO_DB_NAME', 'KALYPSO_DB_SSLMODE', 'KALYPSO_DB_USER', 'KALYPSO_DB_PASSWORD']));
+      expect([name, sslmode]).toEqual(['kalypso', 'disable']);
+      // As Grafana would connect, to the test database that plays the embedded `kalypso`.
+      const [hostname, port] = host!.split(':');
+      const grafana = new pg.Client({ host: hostname, port: Number(port), user, password, database: new URL(env.databaseUrl).pathname.slice(1), ssl: false });
+      await grafana.connect();
+      try {
+        await grafana.query('SELECT count(*) FROM kalypso_environment_state');
+        await expect(grafana.query('SELECT count(*) FROM deployment_state')).rejects.toThrow(/permission denied/);
+      } finally {
+        await grafana.end();
+      }
+    } finally {
+      const admin = new pg.Client({ connectionString: env.databaseUrl });
+      await admin.connect();
+      await admin.query('ALTER ROLE kalypso_reader NOLOGIN PASSWORD NULL');
+      await admin.end();
+    }
+  },
+
+  // docs/configuration.md
+  'config-precedence': async (block) => {
+    // `npm start` as written, against a test database instead of an embedded server (DATABASE_URL),
+    // its ports free ones (8081 and 9090 too), the Kubernetes watcher off.
+    const testDb = await createTestDatabase();
+    const [flagPort, envPort, grpc, http] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const command = block.content.replace(/#.*$/m, '').replaceAll('8081', String(flagPort)).replaceAll('9090', String(envPort)).trim();
+    const child = spawn('bash', ['-c', command], {
+      cwd: REPO,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        PATH: [path.dirname(process.execPath), process.env.PATH].join(path.delimiter),
+        DATABASE_URL: testDb.url,
+        KALYPSO_KUBE: 'off',
+        KALYPSO_LISTEN_HOST: '127.0.0.1',
+        KALYPSO_OTLP_GRPC_PORT: String(grpc),
+        KALYPSO_OTLP_HTTP_PORT: String(http),
+      },
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      await waitFor(async () => (await readyzStatus(flagPort)) === 200, `npm start on the flag's port\n${output}`, 30_000);
+      expect(await readyzStatus(envPort), 'the variable lost to the flag').toBe(0);
+      const [settings] = await testDb.query<{ minutes: number }>('SELECT extract(epoch FROM stale_after) / 60 AS minutes FROM kalypso_settings');
+      expect(Number(settings!.minutes), 'the variable without a flag wins over the default').toBe(5);
+      process.kill(-child.pid!, 'SIGTERM'); // the process group, as a terminal's Ctrl-C reaches bash, npm and the hub
+      await exited;
+      await waitFor(async () => (await readyzStatus(flagPort)) === 0, `the hub stopping\n${output}`);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+      await testDb.drop();
+    }
+  },
+
+  // docs/operating.md
+  'start-banner': (block) => {
+    const defaults = resolveHubConfig([], {});
+    const psql = `psql postgres://postgres:${defaults.embeddedPgPassword}@127.0.0.1:${defaults.embeddedPgPort}/kalypso`;
+    const banner = startBanner({
+      listenHost: defaults.listenHost,
+      tls: false,
+      ports: { http: defaults.httpPort, otlpGrpc: defaults.otlpGrpcPort, otlpHttp: defaults.otlpHttpPort },
+      databaseUrl: psql.slice('psql '.length),
+      embedded: { psql, dataDir: '/home/you/kalypso-observability-hub/.kalypso-hub' },
+    });
+    expect(block.content.trimEnd()).toBe(banner.replace(/^\n/, '').trimEnd());
+  },
+
+  // docs/architecture.md
+  'architecture-layout': async (block) => {
+    const paths = treePaths(block.content);
+    expect(paths.length).toBeGreaterThan(20);
+    const missing: string[] = [];
+    for (const entry of paths) {
+      const kind = await readFile(path.join(REPO, entry)).then(
+        () => 'file',
+        (error: NodeJS.ErrnoException) => (error.code === 'EISDIR' ? 'folder' : 'missing'),
+      );
+      if (kind !== (entry.endsWith('/') ? 'folder' : 'file')) missing.push(entry);
+    }
+    expect(missing, 'the layout names what is not there').toEqual([]);
+  },
+
+  // docs/install-aks.md
+  'aks-secrets': async (block, context) => {
+    if (!kubectlAvailable) return context.skip('kubectl is not installed');
+    const output = path.join(await workDirectory('secrets'), 'applied.yaml');
+    const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, {
+      env: { KUBECTL_APPLIED: output, PG: 'kalypso-pg-1', HUB_DB_PASSWORD: 'hub-secret', GRAFANA_DB_PASSWORD: 'grafana-secret', GRAFANA_ADMIN_PASSWORD: 'admin-secret' },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const created = new Map((await applied(output)).map((secret) => [secret.metadata.name as string, Object.keys(secret.data ?? {}).sort()]));
+    expect(created).toEqual(new Map([...secretsCreated(block.content)].map(([name, keys]) => [name, keys.sort()])));
+    // Exactly the Secrets the aks overlay's pods read and does not render itself, with their keys
+    // (kalypso-hub-tls comes from the Certificate below).
+    const objects = await renderedAks();
+    const rendered = new Set(objects.filter((object) => object.kind === 'Secret').map((object) => object.metadata.name));
+    const needed = [...secretsReferenced(objects)].filter(([name]) => !rendered.has(name) && name !== 'kalypso-hub-tls');
+    expect([...created.keys()].sort()).toEqual(needed.map(([name]) => name).sort());
+    for (const [name, keys] of needed) expect(created.get(name), name).toEqual(expect.arrayContaining([...keys]));
+  },
+  'aks-certificate': async (block, context) => {
+    if (!kubectlAvailable) return context.skip('kubectl is not installed');
+    const certificate = YAML.parse(block.content);
+    expect(certificate).toMatchObject({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { namespace: 'kalypso-system' } });
+    const objects = await renderedAks();
+    expect([...secretsReferenced(objects).keys()], 'the hub mounts the Secret cert-manager writes').toContain(certificate.spec.secretName);
+    const otlp = objects.find((object) => object.kind === 'Service' && object.metadata.name === 'kalypso-hub-otlp');
+    expect(certificate.spec.dnsNames).toContain(`${otlp.metadata.name}.${otlp.metadata.namespace}.svc`);
+  },
+  'aks-overlay': async (block, context) => {
+    if (!kubectlAvailable) return context.skip('kubectl is not installed');
+    // "Copy deploy/overlays/aks into your GitOps repository": here beside the overlay it includes.
+    const copy = await workDirectory('gitops');
+    await cp(path.join(REPO, 'deploy'), path.join(copy, 'deploy'), { recursive: true });
+    await cp(path.join(REPO, 'crds'), path.join(copy, 'crds'), { recursive: true });
+    await cp(path.join(REPO, 'deploy/overlays/aks'), path.join(copy, 'deploy/overlays/my-overlay'), { recursive: true });
+    const output = path.join(copy, 'applied.yaml');
+    const clientId = 'a1b2c3d4-0000-4000-8000-00000000c0de';
+    const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, {
+      cwd: path.join(copy, 'deploy/overlays'),
+      env: { KUBECTL_APPLIED: output, CLIENT_ID: clientId, ACR: 'kalypsoacr4242' },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const objects = await applied(output);
+    const serviceAccount = objects.find((object) => object.kind === 'ServiceAccount' && object.metadata.name === 'kalypso-hub');
+    expect(serviceAccount.metadata.annotations['azure.workload.identity/client-id']).toBe(clientId);
+    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub');
+    expect(hub.spec.template.spec.containers[0].image).toBe('kalypsoacr4242.azurecr.io/kalypso-hub:0.1.0');
+  },
+  'aks-resource-graph': async (block) => {
+    const resource = YAML.parse(block.content);
+    expect(await hubResourceErrors(resource)).toEqual([]);
+    expect(parseResourceGraphSpec(`${resource.metadata.namespace}/${resource.metadata.name}`, resource.spec)).toMatchObject({
+      ok: true,
+      value: { credential: { kind: 'managed-identity', clientId: undefined }, intervalMs: 5 * 60_000 },
+    });
+  },
+  'aks-check': async (block, context) => {
+    needs(context, 'curl');
+    // The test hub plays the port-forwarded kalypso-hub-api; the answers are what the comments say.
+    const result = await env.shell(`${CLUSTER_STAND_INS}\n${env.substitute(block.content)}\nwait`);
+    expect(result.code, result.stderr).toBe(0);
+    // curl prints no newline of its own: the second answer follows the first on the same line.
+    expect(result.stdout.startsWith(/# (\{.*\})/.exec(block.content)![1]!)).toBe(true);
+    expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('}') + 1)).items.length).toBeGreaterThan(0);
+    if (kubectlAvailable) {
+      const services = (await renderedAks()).filter((object) => object.kind === 'Service');
+      for (const [name, port] of [['kalypso-hub-api', 8080], ['kalypso-grafana', 3000]] as const) {
+        expect(services.find((service) => service.metadata.name === name)?.spec.ports.map((entry: any) => entry.port), name).toContain(port);
+      }
+    }
+  },
+};
+
+describe('code blocks of the README and the guides', () => {
+  it('are found', () => {
+    expect(files.map((file) => file.path)).toContain('README.md');
+    expect(blocks.length).toBeGreaterThan(30);
+  });
+
+  it('each is exercised by a case here or says why it is not run', () => {
+    const unmarked = blocks.filter((block) => block.marker.kind === 'none').map((block) => `${where(block)}: add <!-- snippet: <id> --> or <!-- not run: <reason> --> on the line before`);
+    expect(unmarked).toEqual([]);
+  });
+
+  it('each snippet id has a case, once', () => {
+    const seen = new Map<string, string>();
+    const problems: string[] = [];
+    for (const block of blocks) {
+      if (block.marker.kind !== 'snippet') continue;
+      const { id } = block.marker;
+      if (seen.has(id)) problems.push(`${where(block)}: snippet ${id} is already used at ${seen.get(id)}`);
+      seen.set(id, where(block));
+      if (!(id in CASES)) problems.push(`${where(block)}: snippet ${id} has no case in test/docs/snippets.test.ts`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('each case has its snippet in a doc', () => {
+    const ids = new Set(blocks.flatMap((block) => (block.marker.kind === 'snippet' ? [block.marker.id] : [])));
+    expect(Object.keys(CASES).filter((id) => !ids.has(id)).map((id) => `test/docs/snippets.test.ts: case ${id} has no <!-- snippet: ${id} --> in README.md or docs/*.md`)).toEqual([]);
+  });
+});
+
+describe('snippets, run against a hub', () => {
+  beforeAll(async () => {
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'kalypso-docs-'));
+    env = await startSnippetEnvironment();
+  }, 120_000);
+
+  afterAll(async () => {
+    await env?.stop();
+    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+  });
+
+  const exercised = blocks.flatMap((block) => (block.marker.kind === 'snippet' && block.marker.id in CASES ? [{ id: block.marker.id, at: where(block), block }] : []));
+  it.for(exercised)('$id ($at)', { timeout: 90_000 }, ({ id, block }, context) => CASES[id]!(block, context));
+});
