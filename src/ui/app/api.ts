@@ -1,6 +1,8 @@
-// The web UI reads the public /api/v1 only. The answers' types come from the API's own zod schemas
-// (src/api/v1/answer-types.ts), so the UI cannot read a field the API does not send.
+// The web UI reads the public /api/v1 only, through one typed call: `apiGet(path, params, query)`
+// takes a route's path as the contract writes it (`/hosts/{host}/state`), and its parameters and
+// answer are the route's own (src/contract/route-types.ts) — no page states a shape or casts one.
 import type { ApiErrorBody } from '../../contract/answer-types.ts';
+import type { Answer, ApiPath, PathParams, QueryParams } from '../../contract/route-types.ts';
 import { askForApiToken, storedApiToken } from './sign-in.ts';
 
 export type {
@@ -32,15 +34,27 @@ export class ApiFailure extends Error {
   }
 }
 
-export async function getJson<T>(path: string, params: Record<string, string | undefined> = {}, signal?: AbortSignal): Promise<T> {
-  const query = new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+/** The route's path with its parameters filled in, e.g. `/hosts/{host}/state` → `/hosts/aks-dev-2/state`. */
+function filledPath(path: string, params: Readonly<Record<string, unknown>>): string {
+  return path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params[name])));
+}
+
+function queryString(query: Readonly<Record<string, unknown>>): string {
+  const present = Object.entries(query).filter(([, value]) => value !== undefined && value !== '');
+  const search = new URLSearchParams(present.map(([name, value]) => [name, String(value)]));
+  return search.size > 0 ? `?${search.toString()}` : '';
+}
+
+/** GET one route of /api/v1; a refused token asks for another, any other error is an ApiFailure. */
+export async function apiGet<P extends ApiPath>(path: P, params: PathParams<P>, query: QueryParams<P>, signal?: AbortSignal): Promise<Answer<P>> {
   const token = storedApiToken();
-  const response = await fetch(`/api/v1${path}${query.size > 0 ? `?${query.toString()}` : ''}`, {
+  const response = await fetch(`/api/v1${filledPath(path, params)}${queryString(query)}`, {
     signal: signal ?? null,
     headers: token === null ? {} : { authorization: `Bearer ${token}` },
   });
   if (response.status === 401) askForApiToken(token !== null);
   const body = (await response.json()) as unknown;
   if (!response.ok) throw new ApiFailure(response.status, (body as Partial<ApiErrorBody>).error?.message ?? response.statusText);
-  return body as T;
+  // The answer's type is the route's: the server's handler is type-checked against the same schema.
+  return body as Answer<P>;
 }

@@ -1,7 +1,7 @@
 // How well the fleet delivers: DORA metrics and convergence of the rollouts assigned in the last
 // days, for any slice — headline numbers, their trend per day, the hosts that lag and the newest
 // rollouts. Definitions: docs/delivery-analytics.md (GET /api/v1/metrics/delivery).
-import { type DeliveryReport, type DurationSummary, type Environment, getJson } from '../api.ts';
+import { apiGet, type DeliveryReport, type DurationSummary } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { decimal, duration, localTime, optionalDuration, percent } from '../format.ts';
 import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
@@ -57,9 +57,10 @@ export function mountDelivery(root: HTMLElement, signal: AbortSignal): Page {
         const until = new Date();
         const since = new Date(until.getTime() - days * 86_400_000);
         const [{ items: known }, report] = await Promise.all([
-          getJson<{ items: Environment[] }>('/environments', {}, signal),
-          getJson<DeliveryReport>(
+          apiGet('/environments', {}, {}, signal),
+          apiGet(
             '/metrics/delivery',
+            {},
             { ...names, environment, fixWindow, since: since.toISOString(), until: until.toISOString(), limit: RECENT_ROLLOUTS },
             signal,
           ),

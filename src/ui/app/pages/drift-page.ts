@@ -1,5 +1,5 @@
 // What is not where it should be — off the desired commit, failing, or silent — and since when.
-import { type Drift, type DriftTotals, type Environment, getJson } from '../api.ts';
+import { apiGet, type Drift, type DriftTotals } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { duration, exactTime } from '../format.ts';
 import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
@@ -25,8 +25,8 @@ export function mountDrift(root: HTMLElement, signal: AbortSignal): Page {
     refresh: () =>
       guarded(content, signal, async () => {
         const [{ items: known }, { items, nextCursor, totals }] = await Promise.all([
-          getJson<{ items: Environment[] }>('/environments', {}, signal),
-          getJson<{ items: Drift[]; nextCursor: string | null; totals: DriftTotals }>('/drift', { environment, cursor, limit: PAGE_SIZE }, signal),
+          apiGet('/environments', {}, {}, signal),
+          apiGet('/drift', {}, { environment, cursor, limit: PAGE_SIZE }, signal),
         ]);
         if (environments.options.length === 1) {
           environments.append(...known.map((entry) => h('option', { value: entry.name, selected: entry.name === environment }, entry.name)));

@@ -1,5 +1,5 @@
 // A timeline of state transitions, for an environment, a workload, a target or a host.
-import { getJson, type HistoryItem } from '../api.ts';
+import { apiGet, type HistoryItem } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
 import { statusBadge } from '../status-bar.ts';
@@ -22,7 +22,7 @@ export function mountHistory(root: HTMLElement, signal: AbortSignal): Page {
   let extended = false;
 
   const load = async (cursor: string | undefined): Promise<void> => {
-    const page = await getJson<{ items: HistoryItem[]; nextCursor: string | null }>('/history', { ...filters, cursor, limit: '100' }, signal);
+    const page = await apiGet('/history', {}, { ...filters, cursor, limit: '100' }, signal);
     const items = page.items.map(item);
     if (cursor !== undefined) list.append(...items);
     else if (items.length > 0) updateContent(list, items);

@@ -1,19 +1,11 @@
 // One host: every reconciler on it — where it pulls from, what it deployed against what is
 // desired, its status, a link to the rollout of its commit — and the host's recent history.
-import { getJson, type HistoryItem, type HostReconciler } from '../api.ts';
+import { apiGet, type HistoryItem, type HostReconciler } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { guarded, type Page } from '../page.ts';
 import { statusBadge } from '../status-bar.ts';
 import { commitText, timeAgo, timeExact } from '../times.ts';
 import { href, rolloutHref } from '../url-state.ts';
-
-interface HostState {
-  name: string;
-  type: string;
-  lastSeenAt: string;
-  stale: boolean;
-  reconcilers: HostReconciler[];
-}
 
 /** Transitions shown inline; the History view has the rest. */
 const RECENT = 10;
@@ -25,8 +17,8 @@ export function mountHostDetail(root: HTMLElement, signal: AbortSignal, name: st
     refresh: () =>
       guarded(content, signal, async () => {
         const [host, recent] = await Promise.all([
-          getJson<HostState>(`/hosts/${encodeURIComponent(name)}/state`, {}, signal),
-          getJson<{ items: HistoryItem[]; nextCursor: string | null }>('/history', { host: name, limit: String(RECENT) }, signal),
+          apiGet('/hosts/{host}/state', { host: name }, {}, signal),
+          apiGet('/history', {}, { host: name, limit: String(RECENT) }, signal),
         ]);
         updateContent(
           content,

@@ -1,7 +1,7 @@
 // Every host, in natural order of names, a page at a time: the fleet's totals (not the page's),
 // each host's reconcilers by status with their numbers, its drift, and when it was last seen.
 // Offline and drifting hosts stand out. Filters and the page live in the URL.
-import { type Environment, getJson, type HostsPage } from '../api.ts';
+import { apiGet } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
 import { STATUS_LABEL } from '../status-bar.ts';
@@ -40,8 +40,8 @@ export function mountHosts(root: HTMLElement, signal: AbortSignal): Page {
     refresh: () =>
       guarded(content, signal, async () => {
         const [{ items: known }, page] = await Promise.all([
-          getJson<{ items: Environment[] }>('/environments', {}, signal),
-          getJson<HostsPage>('/hosts', { ...filters, cursor, limit: PAGE_SIZE }, signal),
+          apiGet('/environments', {}, {}, signal),
+          apiGet('/hosts', {}, { ...filters, cursor, limit: PAGE_SIZE }, signal),
         ]);
         if (environments.options.length === 1) {
           environments.append(...known.map((entry) => h('option', { value: entry.name, selected: entry.name === filters.environment }, entry.name)));

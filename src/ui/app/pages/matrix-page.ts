@@ -4,7 +4,7 @@
 // previous environment in promotion order that has the target, as the discrepancy view
 // (kalypso_environment_discrepancy) has it. Above it, each environment with the Check Promote view
 // of its last merge.
-import { type CompareCell, type CompareRow, type Environment, getJson } from '../api.ts';
+import { apiGet, type CompareCell, type CompareRow, type Environment } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
 import { STATUS_LABEL, statusBar } from '../status-bar.ts';
@@ -31,14 +31,15 @@ export function mountMatrix(root: HTMLElement, signal: AbortSignal): Page {
   return {
     refresh: () =>
       guarded(content, signal, async () => {
-        const { items: environments } = await getJson<{ items: Environment[] }>('/environments', {}, signal);
+        const { items: environments } = await apiGet('/environments', {}, {}, signal);
         if (environments.length === 0) {
           updateContent(content, noDataYet('environments'));
           return;
         }
         const names = environments.map((environment) => environment.name);
-        const page = await getJson<{ items: CompareRow[]; nextCursor: string | null }>(
+        const page = await apiGet(
           '/compare',
+          {},
           { environments: names.join(','), limit: String(ROWS_PER_PAGE), cursor, workspace, application },
           signal,
         );

@@ -2,7 +2,7 @@
 // deployment target of the environment (Check Promote) — and every subscriber's status, live
 // (long-polling the rollout gate; the answer returns as soon as something changes or settles). The
 // commit may be typed short, as the UI and the CLI show it: the hub resolves it.
-import { getJson, type RolloutState } from '../api.ts';
+import { apiGet, type RolloutState } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { field, filterForm, guarded, type Page } from '../page.ts';
 import { recordRefresh, updatesPaused } from '../refresh-control.ts';
@@ -78,7 +78,7 @@ async function watchRollout(
       continue;
     }
     try {
-      const state = await getJson<RolloutState>('/deployment-state', { ...question, wait: watched.last === undefined ? '0s' : WAIT }, signal);
+      const state = await apiGet('/deployment-state', {}, { ...question, wait: watched.last === undefined ? '0s' : WAIT }, signal);
       if (JSON.stringify(state) !== JSON.stringify(watched.last)) {
         watched.last = state;
         updateContent(content, ...rolloutView(state));
