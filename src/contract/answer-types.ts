@@ -1,5 +1,6 @@
-// The API's answers as TypeScript types, derived from their zod schemas (answer-schemas.ts) — the web UI
-// and other clients import these with `import type`, so no shape is written twice.
+// The API's answers as TypeScript types, derived from their zod schemas (answer-schemas.ts): the
+// store's reports return them, the routes serve them, the web UI reads them — no shape is written
+// twice. Times are ISO 8601 strings, as they travel.
 import type { z } from '@hono/zod-openapi';
 import type * as answers from './answer-schemas.ts';
 
@@ -13,6 +14,9 @@ export type DeployedVersion = z.infer<typeof answers.DeployedVersionSchema>;
 
 export type Environment = z.infer<typeof answers.EnvironmentSchema>;
 export type TargetState = z.infer<typeof answers.TargetStateSchema>;
+export type EnvironmentState = z.infer<typeof answers.EnvironmentStateAnswer>;
+/** A deployment target named as people know it, and where its reconcilers pull from. */
+export type TargetNames = Pick<TargetState, 'environment' | 'workspace' | 'application' | 'workload' | 'deploymentTarget' | 'manifestsEndpoint'>;
 
 export type CompareRow = z.infer<typeof answers.ComparedSchema>;
 /** One environment's cell of a compare row; null where the workload has no such target there. */
@@ -34,14 +38,17 @@ export type LaggingHost = DeliveryReport['laggingHosts'][number];
 export type DeliveryTrendDay = DeliveryReport['trend'][number];
 
 export type GateTarget = z.infer<typeof answers.GateTargetSchema>;
+export type Subscriber = z.infer<typeof answers.SubscriberSchema>;
 /** The gate asked about one manifests endpoint. */
 export type EndpointRolloutState = z.infer<typeof answers.RolloutSchema>;
 /** The gate asked about every deployment target of an environment. */
 export type EnvironmentRolloutState = z.infer<typeof answers.EnvironmentRolloutSchema>;
+export type EnvironmentSubscriber = EnvironmentRolloutState['subscribers'][number];
 export type RolloutState = z.infer<typeof answers.GateAnswer>;
 
 export type Host = z.infer<typeof answers.HostSchema>;
 export type HostTotals = z.infer<typeof answers.HostTotalsSchema>;
 export type HostsPage = z.infer<typeof answers.HostsPage>;
 export type HostReconciler = z.infer<typeof answers.HostReconcilerSchema>;
+export type HostReconcilerTarget = HostReconciler['deploymentTargets'][number];
 export type HostState = z.infer<typeof answers.HostStateAnswer>;

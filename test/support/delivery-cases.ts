@@ -20,7 +20,7 @@
 // Medians and 90th percentiles interpolate (percentile_cont): of a, b the median is (a + b) / 2 and
 // the 90th percentile a + 0.9 (b − a); of n sorted values the p-quantile sits at position p (n − 1).
 // The report's own shapes (GET /metrics/delivery answers them as JSON: no dates among these).
-import type { DeliveryTrendDay as TrendDay, DurationSummary as Summary, LaggingHost as Laggard } from '../../src/store/reports/delivery-report.ts';
+import type { DeliveryTrendDay as TrendDay, DurationSummary as Summary, LaggingHost as Laggard } from '../../src/contract/answer-types.ts';
 import { deliveryAt } from './delivery-fleet.ts';
 
 /** What a window, slice and fix window give; absent: not asserted in that case. */

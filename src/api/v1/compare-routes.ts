@@ -6,7 +6,6 @@ import { compare, MAX_COMPARE_ENVIRONMENTS } from '../../contract/routes/compare
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/target-deployments.ts';
 import { cursorParam } from './schemas.ts';
-import { serialized } from './serialize.ts';
 
 export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(compare, async (c) => {
@@ -29,7 +28,7 @@ export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     return c.json(
       {
         environments: names,
-        items: serialized(page.items),
+        items: page.items,
         nextCursor: page.next === null ? null : encodeTargetCursor(page.next),
       },
       200,

@@ -4,7 +4,6 @@ import { ApiError } from '../api-error.ts';
 import { delivery, DEFAULT_FIX_WINDOW } from '../../contract/routes/delivery.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { durationParamMs } from './schemas.ts';
-import { serialized } from './serialize.ts';
 import { API_TUNING } from '../api-settings.ts';
 
 export function deliveryRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
@@ -15,6 +14,6 @@ export function deliveryRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     if (since >= until) throw new ApiError(400, 'invalid_parameter', 'since: must be before until');
     const fixWindowMs = durationParamMs('fixWindow', query.fixWindow ?? DEFAULT_FIX_WINDOW, API_TUNING.maxFixWindowMs, '1h or 30m');
     const report = await deliveryReport(deps.db, reportContext(deps), { ...query, since, until, fixWindowSeconds: fixWindowMs / 1_000 });
-    return c.json(serialized(report), 200);
+    return c.json(report, 200);
   });
 }

@@ -3,14 +3,14 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { normalizeManifestsEndpoint } from '../../model/manifests-endpoint.ts';
 import { type CommitScope, resolveCommit } from '../../store/reports/commit-resolution.ts';
-import { environmentGateReport, type EnvironmentRolloutState } from '../../store/reports/environment-gate-report.ts';
+import { environmentGateReport } from '../../store/reports/environment-gate-report.ts';
 import { environmentExists } from '../../store/reports/environments-report.ts';
-import { type RolloutState, rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
+import { rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
+import type { RolloutState } from '../../contract/answer-types.ts';
 import { ApiError } from '../api-error.ts';
 import { deploymentState } from '../../contract/routes/deployment-state.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { durationParamMs } from './schemas.ts';
-import { serialized } from './serialize.ts';
 import { API_TUNING } from '../api-settings.ts';
 
 export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
@@ -28,11 +28,11 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     const resolved = await resolveCommit(deps.db, scope, query.commit);
     if (!resolved.ok) throw new ApiError(400, 'invalid_parameter', `commit: ${resolved.reason}`);
     const commit = resolved.value;
-    const read = (): Promise<RolloutState | EnvironmentRolloutState> =>
+    const read = (): Promise<RolloutState> =>
       'endpoint' in scope
         ? rolloutGateReport(deps.db, reportContext(deps), scope.endpoint, commit)
         : environmentGateReport(deps.db, reportContext(deps), scope.environment, commit);
-    const endpointsOf = (state: RolloutState | EnvironmentRolloutState): string[] =>
+    const endpointsOf = (state: RolloutState): string[] =>
       'environment' in state ? state.targets.map((target) => target.manifestsEndpoint) : [state.manifestsEndpoint];
 
     const deadline = Date.now() + waitMs;
@@ -42,6 +42,6 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
       await deps.stateChanges.next(endpointsOf(state), Math.min(API_TUNING.gatePollIntervalMs, deadline - Date.now()), stop);
       state = await read();
     }
-    return c.json(serialized(state), 200);
+    return c.json(state, 200);
   });
 }

@@ -5,7 +5,6 @@ import { ApiError } from '../api-error.ts';
 import { drift } from '../../contract/routes/drift.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { cursorParam } from './schemas.ts';
-import { serialized } from './serialize.ts';
 
 export function driftRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(drift, async (c) => {
@@ -15,6 +14,6 @@ export function driftRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
       throw new ApiError(404, 'not_found', `environment ${JSON.stringify(environment)} not found`);
     }
     const page = await driftReport(deps.db, reportContext(deps), { environment, limit, after });
-    return c.json(serialized(page), 200);
+    return c.json(page, 200);
   });
 }

@@ -6,7 +6,6 @@ import { ApiError } from '../api-error.ts';
 import { listEnvironments, environmentState } from '../../contract/routes/environments.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { cursorParam } from './schemas.ts';
-import { serialized } from './serialize.ts';
 
 export function environmentsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(listEnvironments, async (c) => {
@@ -23,7 +22,7 @@ export function environmentsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     }
     const page = await environmentStateReport(deps.db, reportContext(deps), environment, { limit, after });
     return c.json(
-      { environment, items: serialized(page.items), nextCursor: page.next === null ? null : encodeTargetCursor(page.next), totals: page.totals },
+      { environment, items: page.items, nextCursor: page.next === null ? null : encodeTargetCursor(page.next), totals: page.totals },
       200,
     );
   });

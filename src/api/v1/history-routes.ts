@@ -3,7 +3,6 @@ import { decodeCursor, historyReport } from '../../store/reports/history-report.
 import { history } from '../../contract/routes/history.ts';
 import type { ApiV1Deps } from './api-deps.ts';
 import { cursorParam } from './schemas.ts';
-import { serialized } from './serialize.ts';
 
 export function historyRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(history, async (c) => {
@@ -15,6 +14,6 @@ export function historyRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
       until: query.until === undefined ? undefined : new Date(query.until),
       cursor,
     });
-    return c.json(serialized(page), 200);
+    return c.json(page, 200);
   });
 }

@@ -3,7 +3,6 @@ import { hostsReport, hostStateReport } from '../../store/reports/hosts-report.t
 import { ApiError } from '../api-error.ts';
 import { listHosts, hostState } from '../../contract/routes/hosts.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { serialized } from './serialize.ts';
 
 export function hostsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(listHosts, async (c) => {
@@ -17,13 +16,13 @@ export function hostsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
       after: query.cursor,
       limit: query.limit,
     });
-    return c.json(serialized(page), 200);
+    return c.json(page, 200);
   });
 
   app.openapi(hostState, async (c) => {
     const { host } = c.req.valid('param');
     const state = await hostStateReport(deps.db, reportContext(deps), host);
     if (state === undefined) throw new ApiError(404, 'not_found', `host ${JSON.stringify(host)} not found`);
-    return c.json(serialized(state), 200);
+    return c.json(state, 200);
   });
 }

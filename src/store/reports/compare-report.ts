@@ -1,23 +1,11 @@
 // "Environment discrepancies" for any environments: one row per workload and deployment target
 // name, with each environment's desired and deployed versions side by side.
 import { type Kysely, sql } from 'kysely';
+import type { CompareRow } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
 import type { ReportContext } from './report-context.ts';
-import { type TargetDeployment, targetDeployments, type TargetRowKey } from './target-deployments.ts';
-
-export interface ComparedTarget {
-  workspace: string;
-  application: string;
-  workload: string;
-  deploymentTarget: string;
-  /** Per requested environment, in the order requested; null where the target does not exist. */
-  environments: Record<string, Omit<TargetDeployment, 'workspace' | 'application' | 'workload' | 'deploymentTarget' | 'environment'> | null>;
-  /** The desired versions are not the same everywhere (a missing target counts as a difference). */
-  desiredDiffers: boolean;
-  /** The sets of deployed versions are not the same everywhere. */
-  deployedDiffers: boolean;
-}
+import { targetDeployments, type TargetRowKey } from './target-deployments.ts';
 
 export interface ComparePage {
   readonly limit: number;
@@ -33,7 +21,7 @@ export async function compareReport(
   context: ReportContext,
   environments: readonly string[],
   page: ComparePage,
-): Promise<{ items: ComparedTarget[]; next: TargetRowKey | null }> {
+): Promise<{ items: CompareRow[]; next: TargetRowKey | null }> {
   await summariesCurrent(db, context.asOf);
   const conditions = [
     sql`t.environment = ANY(${environments}::text[])`,
@@ -50,7 +38,7 @@ export async function compareReport(
      ORDER BY 1, 2, 3, 4
      LIMIT ${page.limit + 1}`.execute(db);
   const pageKeys = keys.rows.slice(0, page.limit).map((row): TargetRowKey => [row.workspace, row.application, row.workload, row.name]);
-  const rows = new Map<string, ComparedTarget>();
+  const rows = new Map<string, CompareRow>();
   for (const key of pageKeys) {
     rows.set(JSON.stringify(key), {
       workspace: key[0],

@@ -1,12 +1,13 @@
 // "Delivery": DORA metrics and fleet convergence over a window and a slice. Every number is a column
 // of the SQL functions kalypso_delivery_totals, _outcomes, _trend, _laggards and _rollouts
-// (schema/current/functions/), which Grafana's Delivery dashboard calls too: the rules live there, once. This module
-// asks them, rounds, and shapes the answer. Definitions: docs/delivery-analytics.md.
+// (schema/current/functions/), which Grafana's Delivery dashboard calls too: the rules live there,
+// once. This module asks them, rounds, and shapes the answer. Definitions: docs/delivery-analytics.md.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { DeliveryReport, DeliveryRollout, DeliveryTrendDay, DurationSummary, LaggingHost } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { refreshRollouts } from '../rollout-refresh.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
-import { type FleetSlice, type ReportContext, staleBefore, type TargetNames } from './report-context.ts';
+import { type FleetSlice, isoTime, isoTimeOrNull, type ReportContext, staleBefore } from './report-context.ts';
 
 export interface DeliveryFilter extends FleetSlice {
   readonly since: Date;
@@ -17,75 +18,7 @@ export interface DeliveryFilter extends FleetSlice {
   readonly limit: number;
 }
 
-export type RolloutStatus = 'succeeded' | 'failed' | 'superseded' | 'in_progress' | 'no_subscribers';
-
-/** Median and 90th percentile (interpolated) of a duration over the rollouts that have it. */
-export interface DurationSummary {
-  count: number;
-  medianSeconds: number | null;
-  p90Seconds: number | null;
-}
-
-export interface DeliveryTrendDay {
-  day: string;
-  rollouts: number;
-  successful: number;
-  judged: number;
-  changeFailures: number;
-  changeFailureRate: number | null;
-  leadTimeMedianSeconds: number | null;
-  convergenceMedianSeconds: number | null;
-}
-
-export interface LaggingHost {
-  host: string;
-  /** Rollouts in which the host was among the laggards. */
-  lagged: number;
-  /** Of those, the rollouts it has not applied (yet, or ever). */
-  notConverged: number;
-  /** How far behind the 50 % point it succeeded when it did. */
-  medianBehindSeconds: number | null;
-  maxBehindSeconds: number | null;
-}
-
-/** `manifestsEndpoint` and `commit`: what the rollout gate asks about. */
-export interface DeliveryRollout extends TargetNames {
-  version: string;
-  commit: string;
-  buildTime: Date | null;
-  assignedAt: Date;
-  supersededAt: Date | null;
-  status: RolloutStatus;
-  /** Not superseded: status and subscriber counts are as of now, as the rollout gate has them. */
-  current: boolean;
-  /** A current rollout that had converged, and the hosts where it no longer succeeds (failing, stale, moved away). */
-  regressedOn: string[];
-  changeFailure: boolean;
-  subscribers: number;
-  succeeded: number;
-  failed: number;
-  leadTimeFirstHostSeconds: number | null;
-  leadTimeLastHostSeconds: number | null;
-  convergence50Seconds: number | null;
-  convergence90Seconds: number | null;
-  convergence100Seconds: number | null;
-  restoreSeconds: number | null;
-  laggingHosts: string[];
-}
-
-export interface DeliveryReport {
-  window: { since: Date; until: Date; days: number };
-  fixWindowSeconds: number;
-  rollouts: { total: number; succeeded: number; failed: number; superseded: number; inProgress: number; withoutSubscribers: number };
-  deploymentFrequency: { successfulRollouts: number; perDay: number };
-  leadTime: { firstHost: DurationSummary; lastHost: DurationSummary; withoutBuildTime: number };
-  convergence: { to50Percent: DurationSummary; to90Percent: DurationSummary; to100Percent: DurationSummary };
-  changeFailureRate: { judged: number; failures: number; withFailureReports: number; supersededWithinFixWindow: number; rate: number | null };
-  timeToRestore: DurationSummary & { failures: number; notRestored: number };
-  laggingHosts: LaggingHost[];
-  trend: DeliveryTrendDay[];
-  recentRollouts: DeliveryRollout[];
-}
+type RolloutStatus = DeliveryRollout['status'];
 
 const LAGGING_HOSTS_LISTED = 20;
 
@@ -130,7 +63,7 @@ function deliveryTotals(
   o: OutcomesRow,
 ): Omit<DeliveryReport, 'laggingHosts' | 'trend' | 'recentRollouts'> {
   return {
-    window: { since: filter.since, until: filter.until, days: round(t.window_days, 4) },
+    window: { since: isoTime(filter.since), until: isoTime(filter.until), days: round(t.window_days, 4) },
     fixWindowSeconds: filter.fixWindowSeconds,
     rollouts: {
       total: o.rollouts,
@@ -199,9 +132,9 @@ function deliveryRolloutOf(row: RolloutRow): DeliveryRollout {
     manifestsEndpoint: row.manifests_endpoint,
     version: row.version,
     commit: row.commit_id,
-    buildTime: row.build_time,
-    assignedAt: row.assigned_at,
-    supersededAt: row.superseded_at,
+    buildTime: isoTimeOrNull(row.build_time),
+    assignedAt: isoTime(row.assigned_at),
+    supersededAt: isoTimeOrNull(row.superseded_at),
     status: row.status,
     current: row.current,
     regressedOn: row.regressed_on,

@@ -4,40 +4,12 @@
 // when. The rule is the database's (kalypso_judge_drift, schema/0012), kept current on write in
 // drift_item; this report names a page of it, longest-standing first, and counts it all.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { Drift, DriftPage, DriftTotals } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
-import { type EffectiveStatus, joinVersionAt, type ReportContext } from './report-context.ts';
+import { type EffectiveStatus, isoTime, joinVersionAt, type ReportContext } from './report-context.ts';
 
-export type DriftReason = 'not_on_desired_commit' | 'failing' | 'stale';
-
-export interface DriftItem {
-  environment: string;
-  workspace: string;
-  application: string;
-  workload: string;
-  deploymentTarget: string;
-  host: string;
-  reconciler: string;
-  desiredVersion: string | null;
-  desiredCommit: string | null;
-  appliedCommit: string;
-  /** The version that runs at the applied commit (assigned with it, or carried), if known. */
-  appliedVersion: string | null;
-  status: EffectiveStatus;
-  statusMessage: string;
-  reasons: DriftReason[];
-  /** The earliest moment any of the reasons held. */
-  driftingSince: Date;
-  driftingForSeconds: number;
-}
-
-/** Every drifting (reconciler, target) of the slice, by reason: not only the page's. */
-export interface DriftTotals {
-  drifting: number;
-  notOnDesiredCommit: number;
-  failing: number;
-  stale: number;
-}
+type DriftReason = Drift['reasons'][number];
 
 /** Where a page starts: after this (since, reconciler, target) — since as PostgreSQL wrote it, to the microsecond. */
 export interface DriftCursor {
@@ -72,7 +44,7 @@ export async function driftReport(
   db: Kysely<HubDatabase>,
   context: ReportContext,
   filter: DriftFilter,
-): Promise<{ items: DriftItem[]; nextCursor: string | null; totals: DriftTotals }> {
+): Promise<DriftPage> {
   await summariesCurrent(db, context.asOf);
   const inEnvironment =
     filter.environment === undefined ? sql`true` : sql`d.environment_id = (SELECT id FROM environment WHERE name = ${filter.environment})`;
@@ -153,7 +125,7 @@ async function countDrift(db: Kysely<HubDatabase>, inEnvironment: RawBuilder<unk
   return { drifting: counted.drifting, notOnDesiredCommit: counted.not_on_desired, failing: counted.failing, stale: counted.stale };
 }
 
-function driftItemOf(row: DriftRow, asOf: Date): DriftItem {
+function driftItemOf(row: DriftRow, asOf: Date): Drift {
   return {
     environment: row.environment,
     workspace: row.workspace,
@@ -169,7 +141,7 @@ function driftItemOf(row: DriftRow, asOf: Date): DriftItem {
     status: row.stale ? 'stale' : row.reported_status,
     statusMessage: row.status_message,
     reasons: driftReasons(row),
-    driftingSince: row.drifting_since,
+    driftingSince: isoTime(row.drifting_since),
     driftingForSeconds: Math.max(0, Math.round((asOf.getTime() - row.drifting_since.getTime()) / 1_000)),
   };
 }

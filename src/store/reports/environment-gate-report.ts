@@ -7,22 +7,10 @@
 // branch saw it). An environment whose targets pull several repositories is judged on the ones the
 // commit belongs to; while no branch has seen C yet, every target is judged (all in progress).
 import { type Kysely, sql } from 'kysely';
+import type { EnvironmentRolloutState, EnvironmentSubscriber } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { addStatus, emptyCounts, type ReportContext, type StatusCounts } from './report-context.ts';
-import { gateRows, gateTarget, gateTargets, type GateTarget, isSettled, type RolloutSubscriber, subscriberOf } from './rollout-gate-report.ts';
-
-export interface EnvironmentGateSubscriber extends RolloutSubscriber {
-  manifestsEndpoint: string;
-}
-
-export interface EnvironmentRolloutState extends StatusCounts {
-  environment: string;
-  commit: string;
-  /** Every subscriber succeeded or failed (none in progress or stale), and there is at least one. */
-  settled: boolean;
-  subscribers: EnvironmentGateSubscriber[];
-  targets: GateTarget[];
-}
+import { gateRows, gateTarget, gateTargets, isSettled, subscriberOf } from './rollout-gate-report.ts';
 
 export async function environmentGateReport(
   db: Kysely<HubDatabase>,
@@ -40,7 +28,7 @@ export async function environmentGateReport(
 
   const counts = emptyCounts();
   const perEndpoint = new Map<number, StatusCounts>();
-  const subscribers = rows.map((row): EnvironmentGateSubscriber => {
+  const subscribers = rows.map((row): EnvironmentSubscriber => {
     // A reconciler pulls one endpoint: counting per endpoint counts each reconciler once.
     addStatus(counts, row.status);
     const endpointCounts = perEndpoint.get(row.endpoint_id) ?? emptyCounts();

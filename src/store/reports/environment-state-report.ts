@@ -3,16 +3,16 @@
 // of targets at a time (by workspace, application, workload, target), with the environment's
 // totals over every page.
 import { type Kysely, sql } from 'kysely';
+import type { EnvironmentState } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
-import { countsFromRow, type ReportContext, type StatusCountRow, type StatusCounts, summedStatusCountColumns } from './report-context.ts';
-import { type TargetDeployment, targetDeployments, type TargetRowKey } from './target-deployments.ts';
+import { countsFromRow, type ReportContext, type StatusCountRow, summedStatusCountColumns } from './report-context.ts';
+import { targetDeployments, type TargetRowKey } from './target-deployments.ts';
 
-export interface EnvironmentStatePage {
-  items: TargetDeployment[];
+/** The answer's targets and totals, and where the next page starts (the API encodes it as the cursor). */
+export interface EnvironmentStatePage extends Pick<EnvironmentState, 'items' | 'totals'> {
   /** The last target of this page, to ask for the next one; null on the last page. */
   next: TargetRowKey | null;
-  totals: { deploymentTargets: number; reconcilers: StatusCounts };
 }
 
 export async function environmentStateReport(

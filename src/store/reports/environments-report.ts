@@ -1,22 +1,9 @@
 // "Environments": every environment in promotion order, with its targets, hosts and reconcilers.
 import { type Kysely, sql } from 'kysely';
+import type { Environment } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
-import { countsFromRow, type ReportContext, type StatusCountRow, type StatusCounts, summedStatusCountColumns } from './report-context.ts';
-
-export interface EnvironmentSummary {
-  name: string;
-  /** 1-based position in the configured promotion order (--environment-order); null when not listed. */
-  promotionRank: number | null;
-  deploymentTargets: number;
-  hosts: number;
-  reconcilers: StatusCounts;
-  /**
-   * The newest of its targets' desired assignments: the last merge to the environment that changed
-   * what runs there — the commit a promotion check asks about.
-   */
-  latestAssignment: { commit: string; assignedAt: Date } | null;
-}
+import { countsFromRow, isoTime, type ReportContext, type StatusCountRow, summedStatusCountColumns } from './report-context.ts';
 
 /**
  * Promotion order for rows of the deployment_target_named view (aliased `t`). The rule itself —
@@ -25,7 +12,7 @@ export interface EnvironmentSummary {
  */
 export const TARGET_ENVIRONMENT_ORDER = sql`t.environment_rank`;
 
-export async function environmentsReport(db: Kysely<HubDatabase>, context: ReportContext): Promise<EnvironmentSummary[]> {
+export async function environmentsReport(db: Kysely<HubDatabase>, context: ReportContext): Promise<Environment[]> {
   await summariesCurrent(db, context.asOf);
   // A reconciler pulls exactly one endpoint, so an environment's reconcilers are those on its
   // (distinct) endpoints: summing the endpoints' counts (schema/0012) counts each once.
@@ -63,7 +50,7 @@ export async function environmentsReport(db: Kysely<HubDatabase>, context: Repor
     deploymentTargets: row.targets,
     hosts: row.hosts,
     reconcilers: countsFromRow(row),
-    latestAssignment: row.latest_commit === null ? null : { commit: row.latest_commit, assignedAt: row.latest_assigned_at! },
+    latestAssignment: row.latest_commit === null ? null : { commit: row.latest_commit, assignedAt: isoTime(row.latest_assigned_at!) },
   }));
 }
 

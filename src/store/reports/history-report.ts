@@ -1,9 +1,10 @@
 // "History": state transitions, newest first, filtered by any part of the model, paged with an
 // opaque keyset cursor (stable under concurrent inserts, unlike offsets).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { HistoryItem, HistoryPage } from '../../contract/answer-types.ts';
 import type { DeploymentStatus } from '../../model/deployment-records.ts';
 import type { HubDatabase } from '../database-schema.ts';
-import { type FleetSlice, joinVersionAt } from './report-context.ts';
+import { type FleetSlice, isoTime, joinVersionAt } from './report-context.ts';
 
 export interface HistoryFilter extends FleetSlice {
   readonly reconciler?: string | undefined;
@@ -17,26 +18,6 @@ export interface HistoryFilter extends FleetSlice {
 export interface HistoryCursor {
   readonly observedAt: Date;
   readonly id: number;
-}
-
-export interface HistoryItem {
-  observedAt: Date;
-  receivedAt: Date;
-  host: string;
-  reconciler: string;
-  reconcilerType: string;
-  manifestsEndpoint: string;
-  commit: string;
-  status: DeploymentStatus;
-  statusMessage: string;
-  /** The deployment target this transition concerns, when its endpoint belongs to one. */
-  environment: string | null;
-  workspace: string | null;
-  application: string | null;
-  workload: string | null;
-  deploymentTarget: string | null;
-  /** The version whose assignment carries this commit, if any. */
-  version: string | null;
 }
 
 export function encodeCursor(cursor: HistoryCursor): string {
@@ -62,7 +43,7 @@ export function decodeCursor(text: string): HistoryCursor | undefined {
 export async function historyReport(
   db: Kysely<HubDatabase>,
   filter: HistoryFilter,
-): Promise<{ items: HistoryItem[]; nextCursor: string | null }> {
+): Promise<HistoryPage> {
   const rows = await readHistoryRows(db, filter);
   // A transition may come as several rows (one per target): the page is `limit` transitions, not rows.
   const transitions = [...new Set(rows.map((row) => row.id))];
@@ -159,8 +140,8 @@ async function readHistoryRows(db: Kysely<HubDatabase>, filter: HistoryFilter): 
 
 function historyItemOf(row: HistoryRow): HistoryItem {
   return {
-    observedAt: row.observed_at,
-    receivedAt: row.received_at,
+    observedAt: isoTime(row.observed_at),
+    receivedAt: isoTime(row.received_at),
     host: row.host,
     reconciler: row.reconciler,
     reconcilerType: row.reconciler_type,

@@ -1,5 +1,6 @@
 // "Hosts" and "cluster state": every host with its reconcilers' status, and one host in detail.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { Host, HostReconciler, HostReconcilerTarget, HostsPage, HostState, HostTotals } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
@@ -7,45 +8,13 @@ import {
   countsFromRow,
   type EffectiveStatus,
   effectiveStatus,
+  isoTime,
   joinVersionAt,
   lastSeen,
   type ReportContext,
   staleBefore,
   type StatusCountRow,
-  type StatusCounts,
 } from './report-context.ts';
-
-export interface HostSummary {
-  name: string;
-  type: string;
-  firstSeenAt: Date;
-  lastSeenAt: Date;
-  /** No report from any of its reconcilers within the stale-after window. */
-  stale: boolean;
-  environments: string[];
-  reconcilers: StatusCounts;
-  /** Its reconcilers not on their target's desired rollout (kalypso_judge_drift's not_on_desired_rollout). */
-  drifting: number;
-}
-
-/** Hosts counted over every page: all of them, those offline, with a failing reconciler, drifting. */
-export interface HostTotals {
-  hosts: number;
-  offline: number;
-  failing: number;
-  drifting: number;
-}
-
-export interface HostsPage {
-  items: HostSummary[];
-  nextCursor: string | null;
-  /** The hosts matching the filters, over every page. */
-  totals: HostTotals;
-  /** Every host of the fleet, whatever the filters. */
-  fleet: HostTotals;
-  /** How many matching hosts come before this page. */
-  offset: number;
-}
 
 export interface HostsFilter {
   readonly environment?: string | undefined;
@@ -140,52 +109,17 @@ async function readHostsPage(db: Kysely<HubDatabase>, filter: HostsFilter, cutof
   return rows.rows;
 }
 
-function hostSummaryOf(row: PageRow & { name: string }, cutoff: Date): HostSummary {
+function hostSummaryOf(row: PageRow & { name: string }, cutoff: Date): Host {
   return {
     name: row.name,
     type: row.type,
-    firstSeenAt: row.first_seen_at,
-    lastSeenAt: row.last_seen_at,
+    firstSeenAt: isoTime(row.first_seen_at),
+    lastSeenAt: isoTime(row.last_seen_at),
     stale: row.last_seen_at < cutoff,
     environments: row.environments ?? [],
     reconcilers: countsFromRow(row),
     drifting: row.drifting_reconcilers,
   };
-}
-
-export interface HostReconcilerTarget {
-  workspace: string;
-  application: string;
-  workload: string;
-  deploymentTarget: string;
-  environment: string;
-  /** The version that runs at the applied commit (its assignment's, or carried from an earlier one), if known. */
-  deployedVersion: string | null;
-  desiredVersion: string | null;
-  desiredCommit: string | null;
-}
-
-export interface HostReconciler {
-  reconciler: string;
-  type: string;
-  manifestsEndpoint: string;
-  commit: string;
-  status: EffectiveStatus;
-  reportedStatus: 'success' | 'failure' | 'in_progress';
-  statusMessage: string;
-  /** When the reconciler entered its current state. */
-  deployedAt: Date;
-  lastSeenAt: Date;
-  deploymentTargets: HostReconcilerTarget[];
-}
-
-export interface HostState {
-  name: string;
-  type: string;
-  firstSeenAt: Date;
-  lastSeenAt: Date;
-  stale: boolean;
-  reconcilers: HostReconciler[];
 }
 
 export async function hostStateReport(
@@ -203,8 +137,8 @@ export async function hostStateReport(
   return {
     name: host.name,
     type: host.type,
-    firstSeenAt: host.first_seen_at,
-    lastSeenAt: host.last_seen_at,
+    firstSeenAt: isoTime(host.first_seen_at),
+    lastSeenAt: isoTime(host.last_seen_at),
     stale: host.last_seen_at < staleBefore(context),
     reconcilers: reconcilersOf(rows),
   };
@@ -275,8 +209,8 @@ function hostReconcilerOf(row: HostReconcilerRow): HostReconciler {
     status: row.status,
     reportedStatus: row.reported_status,
     statusMessage: row.status_message,
-    deployedAt: row.observed_at,
-    lastSeenAt: row.last_seen_at,
+    deployedAt: isoTime(row.observed_at),
+    lastSeenAt: isoTime(row.last_seen_at),
     deploymentTargets: [],
   };
 }

@@ -1,6 +1,7 @@
 // What every report needs to judge freshness: the moment it describes and the stale-after
 // setting. One definition of "stale" serves every endpoint.
 import { type RawBuilder, sql } from 'kysely';
+import type { StatusCounts, TargetNames } from '../../contract/answer-types.ts';
 import type { EffectiveStatus } from '../../model/deployment-records.ts';
 
 export interface ReportContext {
@@ -20,16 +21,15 @@ export interface FleetSlice {
   readonly host?: string | undefined;
 }
 
-export type { EffectiveStatus };
+export type { EffectiveStatus, StatusCounts, TargetNames };
 
-/** A deployment target named as people know it, and where its reconcilers pull from. */
-export interface TargetNames {
-  environment: string;
-  workspace: string;
-  application: string;
-  workload: string;
-  deploymentTarget: string;
-  manifestsEndpoint: string;
+/** A moment as the answers carry it: ISO 8601 in UTC with milliseconds (what JSON makes of a Date). */
+export function isoTime(moment: Date): string {
+  return moment.toISOString();
+}
+
+export function isoTimeOrNull(moment: Date | null): string | null {
+  return moment === null ? null : moment.toISOString();
 }
 
 /** The newest moment a reconciler is known to have been alive: host clock, capped at receipt. */
@@ -48,14 +48,6 @@ export function staleBefore(context: ReportContext): Date {
  */
 export function effectiveStatus(state: string, context: ReportContext): RawBuilder<EffectiveStatus> {
   return sql<EffectiveStatus>`kalypso_effective_status(${sql.ref(`${state}.status`)}, ${lastSeen(state)}, ${staleBefore(context)}::timestamptz)`;
-}
-
-export interface StatusCounts {
-  total: number;
-  succeeded: number;
-  failed: number;
-  inProgress: number;
-  stale: number;
 }
 
 export function emptyCounts(): StatusCounts {

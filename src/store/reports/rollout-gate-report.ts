@@ -3,42 +3,10 @@
 // a commit witnessed to have come after C on E's branch, a subscriber's own status counts; on any
 // other commit it is in progress; stale never counts as success.
 import { type Kysely, sql } from 'kysely';
+import type { EndpointRolloutState, GateTarget, Subscriber } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
-import { addStatus, type EffectiveStatus, emptyCounts, joinVersionAt, type ReportContext, staleBefore, type StatusCounts, type TargetNames } from './report-context.ts';
-
-export interface RolloutSubscriber {
-  host: string;
-  reconciler: string;
-  reconcilerType: string;
-  status: EffectiveStatus;
-  statusMessage: string;
-  appliedCommit: string;
-  /** When the subscriber entered its current state. */
-  observedAt: Date;
-  lastSeenAt: Date;
-  /** Set when the subscriber applied a commit that came after C on its branch instead of C. */
-  supersededBy: string | null;
-}
-
-/** A deployment target the gate judges, named as people know it, with its subscribers' counts. */
-export interface GateTarget extends StatusCounts, TargetNames {
-  /** The version the asked commit runs on this target (assigned with it, or carried), if known. */
-  version: string | null;
-  /** The target's desired version and commit now, if it has one. */
-  desiredVersion: string | null;
-  desiredCommit: string | null;
-}
-
-export interface RolloutState extends StatusCounts {
-  manifestsEndpoint: string;
-  commit: string;
-  /** Every subscriber succeeded or failed (none in progress or stale), and there is at least one. */
-  settled: boolean;
-  subscribers: RolloutSubscriber[];
-  /** The deployment targets on the endpoint: what the commit means to the people who follow it. */
-  targets: GateTarget[];
-}
+import { addStatus, type EffectiveStatus, emptyCounts, isoTime, joinVersionAt, type ReportContext, staleBefore, type StatusCounts } from './report-context.ts';
 
 /** A row of gateTargets: a target, its endpoint's id, and whether its branch has carried the commit. */
 export interface GateTargetRow {
@@ -119,7 +87,7 @@ export async function gateRows(db: Kysely<HubDatabase>, context: ReportContext, 
   return rows.rows;
 }
 
-export function subscriberOf(row: GateRow, commit: string): RolloutSubscriber {
+export function subscriberOf(row: GateRow, commit: string): Subscriber {
   const onCommit = row.applied_commit === commit;
   const waiting = row.status === 'in_progress' && !onCommit && !row.moved_past;
   return {
@@ -131,8 +99,8 @@ export function subscriberOf(row: GateRow, commit: string): RolloutSubscriber {
       ? `applied ${row.applied_commit}; ${commit} not applied yet${row.status_message === '' ? '' : ` (${row.status_message})`}`
       : row.status_message,
     appliedCommit: row.applied_commit,
-    observedAt: row.observed_at,
-    lastSeenAt: row.last_seen_at,
+    observedAt: isoTime(row.observed_at),
+    lastSeenAt: isoTime(row.last_seen_at),
     supersededBy: row.moved_past ? row.applied_commit : null,
   };
 }
@@ -146,7 +114,7 @@ export async function rolloutGateReport(
   context: ReportContext,
   endpoint: string,
   commit: string,
-): Promise<RolloutState> {
+): Promise<EndpointRolloutState> {
   const [rows, targets] = await Promise.all([
     gateRows(db, context, sql`SELECT id FROM manifests_endpoint WHERE endpoint = ${endpoint}`, commit),
     gateTargets(db, sql`me.endpoint = ${endpoint}`, commit),

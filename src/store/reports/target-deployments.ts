@@ -2,34 +2,10 @@
 // reconcilers pulling the target's manifests endpoint, grouped by the commit they applied).
 // Shared by the environment-state and the comparison reports.
 import { type Kysely, sql } from 'kysely';
+import type { DeployedVersion, TargetState } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
-import { addStatus, type EffectiveStatus, emptyCounts, mergeCounts, type StatusCounts, type TargetNames } from './report-context.ts';
-
-export interface DesiredVersion {
-  version: string;
-  build: string;
-  commit: string;
-  assignedAt: Date;
-}
-
-export interface DeployedVersion {
-  /**
-   * The version that runs at the applied commit: the target's assignment of the commit, or the one
-   * it carries (a later merge that did not change this target); null when the hub cannot tell.
-   */
-  version: string | null;
-  commit: string;
-  /** The commit belongs to the target's desired rollout (the desired commit, or one carrying its version). */
-  onDesired: boolean;
-  reconcilers: StatusCounts;
-}
-
-export interface TargetDeployment extends TargetNames {
-  desired: DesiredVersion | null;
-  deployed: DeployedVersion[];
-  reconcilers: StatusCounts;
-}
+import { addStatus, type EffectiveStatus, emptyCounts, isoTime, mergeCounts } from './report-context.ts';
 
 /** A row of the comparison: workspace, application, workload and deployment target name. */
 export type TargetRowKey = readonly [string, string, string, string];
@@ -54,7 +30,7 @@ export async function targetDeployments(
   db: Kysely<HubDatabase>,
   environments: readonly string[],
   rows?: readonly TargetRowKey[],
-): Promise<TargetDeployment[]> {
+): Promise<TargetState[]> {
   const targets = await readTargets(db, environments, rows);
   const byTarget = await deployedVersionsByTarget(db, targets.map((row) => row.id));
   return targets.map((row) => targetDeploymentOf(row, byTarget.get(row.id)));
@@ -112,7 +88,7 @@ async function deployedVersionsByTarget(db: Kysely<HubDatabase>, targetIds: numb
 }
 
 /** A target's desired version and its deployed ones, the most reconcilers first. */
-function targetDeploymentOf(row: TargetRow, deployed: Map<string, DeployedVersion> | undefined): TargetDeployment {
+function targetDeploymentOf(row: TargetRow, deployed: Map<string, DeployedVersion> | undefined): TargetState {
   const versions = [...(deployed?.values() ?? [])].sort(
     (a, b) => b.reconcilers.total - a.reconcilers.total || (a.commit < b.commit ? -1 : a.commit > b.commit ? 1 : 0),
   );
@@ -128,7 +104,7 @@ function targetDeploymentOf(row: TargetRow, deployed: Map<string, DeployedVersio
     desired:
       row.commit === null || row.version === null || row.assigned_at === null
         ? null
-        : { version: row.version, build: row.build ?? '', commit: row.commit, assignedAt: row.assigned_at },
+        : { version: row.version, build: row.build ?? '', commit: row.commit, assignedAt: isoTime(row.assigned_at) },
     deployed: versions,
     reconcilers,
   };
