@@ -392,3 +392,39 @@ export const HostStateAnswer = z.object({
   stale: z.boolean(),
   reconcilers: z.array(HostReconcilerSchema),
 });
+
+// GET /notifications
+
+export const ChannelSchema = z
+  .object({
+    name: z.string().openapi({ description: 'The entry’s name in the notifications file' }),
+    kind: z.enum(['commit-status', 'webhook']),
+    type: z.enum(['github', 'gitlab', 'azuredevops', 'webhook']),
+    queued: z.number().int().openapi({ description: 'Messages waiting to be delivered or retried' }),
+    failed: z.number().int().openapi({ description: 'Messages refused for good and kept (a 4xx other than a rate limit)' }),
+    sentLastDay: z.number().int(),
+    oldestQueuedAt: Timestamp.nullable(),
+    pausedUntil: Timestamp.nullable().openapi({ description: 'A rate limit holds the channel until then' }),
+    pauseReason: z.string().nullable(),
+  })
+  .openapi('NotificationChannel');
+
+export const UndeliveredSchema = z
+  .object({
+    channel: z.string(),
+    kind: z.enum(['status', 'event']),
+    summary: z.string().openapi({ description: 'What it says: the context, state and description of a status; the type and id of an event' }),
+    state: z.enum(['waiting', 'retrying', 'sending', 'failed']),
+    attempts: z.number().int(),
+    lastError: z.string().nullable().openapi({ description: 'The receiver’s answer to the last attempt' }),
+    createdAt: Timestamp,
+    notBefore: Timestamp,
+    failedAt: Timestamp.nullable(),
+  })
+  .openapi('UndeliveredNotification');
+
+export const NotificationsAnswer = z.object({
+  publicUrl: z.string().nullable().openapi({ description: 'Where the links the hub sends out point (--public-url)' }),
+  channels: z.array(ChannelSchema),
+  items: z.array(UndeliveredSchema).openapi({ description: 'Undelivered messages, those refused for good first, then the newest' }),
+});

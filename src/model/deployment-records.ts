@@ -25,6 +25,8 @@ export interface ManifestsRef {
    * cannot be split: repos and branches both contain `/`). Endpoints on one branch share commits.
    */
   readonly branch?: string;
+  /** The repository in normal form, when the source named it apart: where commit statuses are posted. */
+  readonly repo?: string;
 }
 
 /** Real state: what one reconciler on one host applied, observed at a point in time. */

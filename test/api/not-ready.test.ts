@@ -18,6 +18,7 @@ describe('API before migrations', () => {
       metrics: createHubMetrics({ processMetrics: false }),
       database: new DatabaseStatus('postgres://nobody@127.0.0.1:1/none'),
       staleAfterMs: 900_000,
+      notifications: { publicUrl: undefined, channels: [] },
       maxWaitMs: 60_000,
       stateChanges: new StateChanges(),
       shutdown: new AbortController().signal,
