@@ -55,26 +55,33 @@ export class Sender {
     const claimed = await claimDue(this.#db, clock(), tuning.claimLeaseMs, tuning.claimBatch);
     const byChannel = Map.groupBy(claimed, (message) => message.channel);
     // Channels in parallel; one channel's messages one after another (providers ask for that, and it keeps their order).
-    await Promise.all([...byChannel.values()].map(async (messages) => {
-      for (const message of messages) {
-        if (this.#abort.signal.aborted) return;
-        await this.#deliver(message);
-      }
-    }));
+    await Promise.all([...byChannel.values()].map((messages) => this.#deliverInOrder(messages)));
     if (Date.now() - this.#lastPrune > 3_600_000) {
       this.#lastPrune = Date.now();
       await pruneOutbox(this.#db, new Date(clock().getTime() - tuning.keepSentMs));
     }
   }
 
-  async #deliver(claimed: ClaimedMessage): Promise<void> {
+  /** One channel's messages in turn; a rate limit holds the rest of them too. */
+  async #deliverInOrder(messages: readonly ClaimedMessage[]): Promise<void> {
+    for (const [index, message] of messages.entries()) {
+      if (this.#abort.signal.aborted) return;
+      const pausedUntil = await this.#deliver(message);
+      if (pausedUntil === undefined) continue;
+      for (const held of messages.slice(index + 1)) await markRetry(this.#db, held.id, `held: ${held.channel} is rate limited`, pausedUntil);
+      return;
+    }
+  }
+
+  /** Sends one message and records what became of it; returns when its channel may send again, if a rate limit holds it. */
+  async #deliver(claimed: ClaimedMessage): Promise<Date | undefined> {
     const message = claimed.message as OutboxMessage;
     const client = this.#clients.get(claimed.channel);
     const outcome: SendOutcome =
       client === undefined
         ? { kind: 'refused', reason: `channel ${claimed.channel} is no longer in the notifications file` }
         : await client.send(message, this.#abort.signal).catch((error: unknown) => ({ kind: 'retry' as const, reason: (error as Error).message }));
-    if (this.#abort.signal.aborted) return;
+    if (this.#abort.signal.aborted) return undefined;
     const now = this.#options.clock();
     const labels = { channel: claimed.channel, kind: message.kind };
     const about = { channel: claimed.channel, key: claimed.key, attempt: claimed.attempts };
@@ -83,12 +90,12 @@ export class Sender {
         await markSent(this.#db, claimed.id, now);
         this.#metrics.sent.inc(labels);
         this.#log.debug({ ...about, note: outcome.note }, 'notification delivered');
-        return;
+        return undefined;
       case 'refused':
         await markFailed(this.#db, claimed.id, outcome.reason, now);
         this.#metrics.failed.inc(labels);
         this.#log.error({ ...about, reason: outcome.reason }, 'notification refused for good; it will not be sent again');
-        return;
+        return undefined;
       case 'retry': {
         const waitMs = outcome.afterMs ?? (outcome.rateLimited === true ? this.#options.tuning.rateLimitedBackoffMs : backoffMs(claimed.attempts, this.#options.tuning));
         const until = new Date(now.getTime() + waitMs);
@@ -96,6 +103,7 @@ export class Sender {
         await markRetry(this.#db, claimed.id, outcome.reason, until);
         this.#metrics.retried.inc({ ...labels, reason: outcome.rateLimited === true ? 'rate_limited' : 'error' });
         this.#log.warn({ ...about, reason: outcome.reason, retryInMs: waitMs }, 'notification not delivered; will retry');
+        return outcome.rateLimited === true ? until : undefined;
       }
     }
   }

@@ -18,6 +18,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import YAML from 'yaml';
 import { loadArgConfig } from '../../src/sources/resource-graph/arg-config.ts';
+import { loadNotifications } from '../../src/notify/notifications-file.ts';
+import { signature } from '../../src/notify/providers/webhook.ts';
 import { resolveHubConfig } from '../../src/settings.ts';
 import { startBanner } from '../../src/cli/start-banner.ts';
 import { normalizeDescriptorSpec } from '../../src/normalize/deployment-descriptor.ts';
@@ -362,6 +364,38 @@ const CASES: Record<string, Case> = {
     const status = await waitFor(() => env.kube.api.get(DEPLOYMENT_DESCRIPTORS, 'qa', resource.metadata.name)?.status, 'its status');
     expect(status.gitOpsCommitId).toBe(commit);
     expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
+  },
+
+  // docs/notifications.md
+  'notifications-serve': (block) => {
+    const [command, ...flags] = block.content.trim().split(/\s+/);
+    expect(command).toBe('kalypso-hub');
+    expect(flags[0]).toBe('serve');
+    expect(resolveHubConfig(flags.slice(1), {})).toMatchObject({ notifications: '/etc/kalypso/notifications.yaml', publicUrl: 'https://kalypso.example.com' });
+  },
+  'notifications-file': async (block) => {
+    const file = path.join(await workDirectory('notifications'), 'notifications.yaml');
+    await writeFile(file, block.content);
+    const channels = await loadNotifications(file, { GITHUB_TOKEN: 'ghp_x', GITLAB_TOKEN: 'glpat_x', KALYPSO_WEBHOOK_SECRET: 'secret' });
+    expect(channels.map((channel) => [channel.name, channel.kind === 'webhook' ? 'webhook' : channel.type])).toEqual([
+      ['apps', 'github'],
+      ['platform', 'gitlab'],
+      ['decisions', 'webhook'],
+    ]);
+    const [apps, platform] = channels.filter((channel) => channel.kind === 'commit-status');
+    expect(apps!.repos[0]!.matches('https://github.com/contoso/platform-gitops.git')).toBe(true);
+    expect(platform!.repos[0]!.matches('https://gitlab.contoso.com/platform/team/gitops')).toBe(true);
+    expect(platform!.apiUrl).toBe('https://gitlab.contoso.com/api/v4');
+  },
+  'webhook-signature': async (block) => {
+    const directory = await workDirectory('signature');
+    const body = JSON.stringify({ specversion: '1.0', id: randomCommit(), type: 'io.kalypso.rollout.succeeded', source: 'https://kalypso.example.com', data: { total: 1 } });
+    await writeFile(path.join(directory, 'body.json'), body);
+    const secret = `s3cr3t-${randomCommit()}`;
+    const signed = await env.shell(block.content, { cwd: directory, env: { KALYPSO_WEBHOOK_SECRET: secret, SIGNATURE: signature(body, secret) } });
+    expect(signed.stdout.trim()).toBe('signed by the hub');
+    const forged = await env.shell(block.content, { cwd: directory, env: { KALYPSO_WEBHOOK_SECRET: secret, SIGNATURE: signature(`${body} `, secret) } });
+    expect(forged.stdout.trim()).toBe('');
   },
 
   // docs/azure-resource-graph.md

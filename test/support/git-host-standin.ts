@@ -29,6 +29,8 @@ export interface ReceivedEvent {
   readonly event: Record<string, any>;
   readonly contentType: string;
   readonly signatureValid: boolean;
+  /** What the stand-in answered: 202, 401 on a bad signature, or a planned fault. */
+  readonly answered: number;
   readonly at: number;
 }
 
@@ -41,6 +43,8 @@ export interface RecordedRequest {
 
 /** An answer to give instead of the normal one. */
 export interface PlannedAnswer {
+  /** Only for a request whose body contains this (other requests pass it by). */
+  readonly onlyIf?: string;
   readonly status: number;
   readonly headers?: Record<string, string>;
   readonly body?: unknown;
@@ -54,6 +58,7 @@ export class GitHostStandIn {
   readonly tokens = new Map<Provider, string>();
   readonly secrets = new Map<string, string>();
   readonly #planned = new Map<string, PlannedAnswer[]>();
+  readonly #delays = new Map<string, number>();
   #server: Server | undefined;
 
   get url(): string {
@@ -63,6 +68,11 @@ export class GitHostStandIn {
   /** The next `answers` requests of `route` (`github:post`, `gitlab:post`, `azure:post`, `hook:<name>`, `*:get`) get these answers. */
   plan(route: string, ...answers: PlannedAnswer[]): void {
     this.#planned.set(route, [...(this.#planned.get(route) ?? []), ...answers]);
+  }
+
+  /** The next request of `route` is handled as usual (a status recorded) but answered only after `ms`: a sender may be gone by then. */
+  delayNext(route: string, ms: number): void {
+    this.#delays.set(route, ms);
   }
 
   async start(): Promise<void> {
@@ -87,19 +97,32 @@ export class GitHostStandIn {
     const path = decodeURIComponent(new URL(request.url!, 'http://x').pathname);
     const at = Date.now();
     this.requests.push({ method: request.method!, path, authorization: request.headers.authorization ?? (request.headers['private-token'] as string | undefined), at });
-    const answer = (status: number, value: unknown, headers: Record<string, string> = {}): void => {
-      response.writeHead(status, { 'content-type': 'application/json', ...headers });
-      response.end(JSON.stringify(value));
-    };
     const route = routeOf(request.method!, path);
-    const planned = route === undefined ? undefined : (this.#planned.get(route)?.shift() ?? this.#planned.get(`*:${request.method!.toLowerCase()}`)?.shift());
+    const delay = route === undefined ? undefined : this.#delays.get(route);
+    if (delay !== undefined) this.#delays.delete(route!);
+    const answer = (status: number, value: unknown, headers: Record<string, string> = {}): void => {
+      const write = (): void => {
+        if (response.destroyed) return;
+        response.writeHead(status, { 'content-type': 'application/json', ...headers });
+        response.end(JSON.stringify(value));
+      };
+      if (delay === undefined) write();
+      else setTimeout(write, delay);
+    };
+    const planned = route === undefined ? undefined : (this.#takePlanned(route, body) ?? this.#takePlanned(`*:${request.method!.toLowerCase()}`, body));
+    if (path.startsWith('/hooks/')) return this.#hook(path.slice('/hooks/'.length), body, request, answer, at, planned);
     if (planned !== undefined) return answer(planned.status, planned.body ?? { message: `planned ${planned.status}` }, planned.headers);
-    if (path.startsWith('/hooks/')) return this.#hook(path.slice('/hooks/'.length), body, request, answer, at);
     const matched = matchStatusPath(path);
     if (matched === undefined) return answer(404, { message: 'Not Found' });
     if (!this.#authorized(matched.provider, request)) return answer(401, { message: 'Bad credentials' });
     if (request.method === 'GET') return answer(200, this.#list(matched.provider, matched.repo, matched.commit));
     this.#post(matched.provider, matched.repo, matched.commit, JSON.parse(body) as Record<string, any>, answer, at);
+  }
+
+  #takePlanned(route: string, body: string): PlannedAnswer | undefined {
+    const planned = this.#planned.get(route) ?? [];
+    const index = planned.findIndex((answer) => answer.onlyIf === undefined || body.includes(answer.onlyIf));
+    return index < 0 ? undefined : planned.splice(index, 1)[0];
   }
 
   #authorized(provider: Provider, request: IncomingMessage): boolean {
@@ -136,13 +159,21 @@ export class GitHostStandIn {
     answer(201, { id: this.statuses.length, state: body.state, context: body.context });
   }
 
-  #hook(name: string, body: string, request: IncomingMessage, answer: (status: number, value: unknown) => void, at: number): void {
+  #hook(
+    name: string,
+    body: string,
+    request: IncomingMessage,
+    answer: (status: number, value: unknown, headers?: Record<string, string>) => void,
+    at: number,
+    planned: PlannedAnswer | undefined,
+  ): void {
     const secret = this.secrets.get(name) ?? '';
     const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`);
     const given = Buffer.from(String(request.headers['x-kalypso-signature-256'] ?? ''));
     const signatureValid = given.length === expected.length && timingSafeEqual(given, expected);
-    this.events.push({ hook: name, body, event: JSON.parse(body) as Record<string, any>, contentType: String(request.headers['content-type']), signatureValid, at });
-    answer(signatureValid ? 202 : 401, { accepted: signatureValid });
+    const answered = planned?.status ?? (signatureValid ? 202 : 401);
+    this.events.push({ hook: name, body, event: JSON.parse(body) as Record<string, any>, contentType: String(request.headers['content-type']), signatureValid, answered, at });
+    answer(answered, planned?.body ?? { accepted: signatureValid }, planned?.headers);
   }
 }
 

@@ -20,9 +20,25 @@ export interface NotifyOrg {
   readonly sourceRepo: string;
 }
 
-export function randomOrg(host = 'github.com'): NotifyOrg {
+/** An organization's GitOps and source repositories, on GitHub, a GitLab server (in a subgroup) or Azure Repos. */
+export function randomOrg(provider: Provider = 'github'): NotifyOrg {
   const org = randomName('org');
-  return { org, gitopsRepo: `https://${host}/${org}/platform-gitops`, sourceRepo: `https://${host}/${org}/${randomName('svc')}` };
+  const repo = (name: string): string =>
+    provider === 'github'
+      ? `https://github.com/${org}/${name}`
+      : provider === 'gitlab'
+        ? `https://gitlab.example.com/${org}/platform/${name}`
+        : `https://dev.azure.com/${org}/platform/_git/${name}`;
+  return { org, gitopsRepo: repo('platform-gitops'), sourceRepo: repo(randomName('svc')) };
+}
+
+/** The repository globs that cover `randomOrg(provider)`'s repositories. */
+export function orgRepos(org: NotifyOrg, provider: Provider): string[] {
+  return provider === 'github'
+    ? [`https://github.com/${org.org}/*`]
+    : provider === 'gitlab'
+      ? [`https://gitlab.example.com/${org.org}/**`]
+      : [`https://dev.azure.com/${org.org}/**`];
 }
 
 /** A notifications file naming the stand-in for each provider, and a webhook; tokens and secrets in files. */
