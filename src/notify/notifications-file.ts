@@ -65,9 +65,10 @@ const WebhookEntry = z.strictObject({
   types: z.array(z.string().trim().min(1)).min(1).optional(),
 });
 
+// A list left empty (`webhooks:` with nothing under it) reads as null in YAML: no entries.
 const NotificationsDocument = z.strictObject({
-  commitStatus: z.array(CommitStatusEntry).default([]),
-  webhooks: z.array(WebhookEntry).default([]),
+  commitStatus: z.array(CommitStatusEntry).nullish().transform((entries) => entries ?? []),
+  webhooks: z.array(WebhookEntry).nullish().transform((entries) => entries ?? []),
 });
 
 /** The file's channels, checked; a ConfigError naming the entry and field otherwise. */

@@ -18,6 +18,7 @@ import {
   takeChangedEndpoints,
 } from '../store/notify/subjects.ts';
 import { underRefreshLock } from '../store/refresh-lock.ts';
+import { summariesCurrent } from '../store/summary-refresh.ts';
 import { repeatThroughOutages } from '../store/repeat-every.ts';
 import { driftEvent, EVENT_TYPES, hostEvent, type QueuedEvent, rolloutEvent } from './events.ts';
 import { judgeSubject } from './judge.ts';
@@ -68,6 +69,9 @@ export class Notifier {
   /** One round; how many messages it queued, or undefined when another hub holds the notifier's lock. */
   async tick(): Promise<number | undefined> {
     const now = this.#options.clock();
+    // The drift watch's first look takes what stands: the summaries folded in first (a reconciler
+    // that fell silent before the hub started is drifting, even if no refresh has said so yet).
+    if (!this.#scanned && this.#wanted(EVENT_TYPES.driftStarted)) await summariesCurrent(this.#db, now);
     const queued = await underRefreshLock(this.#db, 'kalypso_notify', false, async (trx) => {
       // Alive a little longer than a few rounds: the rollout refresh records changes meanwhile.
       await keepNotifierAlive(trx, new Date(now.getTime() + 30 * this.#options.tuning.judgeEveryMs));
@@ -118,7 +122,7 @@ export class Notifier {
   /** Drift and host changes, when a webhook listens for them. */
   async #fleetEvents(trx: Transaction<HubDatabase>, now: Date): Promise<number> {
     const { publicUrl, tuning } = this.#options;
-    const wanted = (type: string): boolean => this.#webhooks.some((webhook) => webhook.types.some((glob) => glob.test(type)));
+    const wanted = (type: string): boolean => this.#wanted(type);
     const events: QueuedEvent[] = [];
     if (wanted(EVENT_TYPES.driftStarted) || wanted(EVENT_TYPES.driftResolved)) {
       events.push(...(await driftChanges(trx, now, tuning.driftEventAfterMs)).map((change) => driftEvent(change, publicUrl, now)));
@@ -127,6 +131,10 @@ export class Notifier {
       events.push(...(await hostChanges(trx, now)).map((change) => hostEvent(change, publicUrl, now)));
     }
     return await this.#enqueueAll(trx, events.flatMap((queued) => this.#eventEntries(queued)), now);
+  }
+
+  #wanted(type: string): boolean {
+    return this.#webhooks.some((webhook) => webhook.types.some((glob) => glob.test(type)));
   }
 
   #eventEntries(queued: QueuedEvent): OutboxEntry[] {

@@ -35,9 +35,10 @@ async function takeBaseline(db: Kysely<HubDatabase>, watch: string): Promise<boo
 export async function driftChanges(db: Kysely<HubDatabase>, now: Date, minAgeMs: number): Promise<DriftChange[]> {
   const cutoff = new Date(now.getTime() - minAgeMs);
   if (await takeBaseline(db, 'drift')) {
+    // All that stands, however recent: it was there before anyone was told anything.
     await sql`
       INSERT INTO notify_drift (reconciler_id, deployment_target_id, drifting_since)
-      SELECT reconciler_id, deployment_target_id, drifting_since FROM drift_item WHERE drifting_since <= ${cutoff}::timestamptz
+      SELECT reconciler_id, deployment_target_id, drifting_since FROM drift_item
       ON CONFLICT DO NOTHING`.execute(db);
     return [];
   }
