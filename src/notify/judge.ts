@@ -20,15 +20,20 @@ interface GateView {
   readonly versions: ReadonlySet<string>;
 }
 
-export async function judgeSubject(db: Kysely<HubDatabase>, subject: Subject, context: ReportContext): Promise<Judgement> {
+/**
+ * The subject's state now; undefined when there is nothing left to judge it by — a source commit
+ * no target's assignment names any more (its version was described again with another build).
+ */
+export async function judgeSubject(db: Kysely<HubDatabase>, subject: Subject, context: ReportContext, staleRecheckMs: number): Promise<Judgement | undefined> {
   const view = subject.kind === 'gitops' ? await environmentView(db, subject, context) : await sourceView(db, subject, context);
+  if (view === undefined) return undefined;
   const state: CommitState = view.counts.failed > 0 ? 'failure' : view.settled ? 'success' : 'pending';
   const failedHosts = [...new Set(view.subscribers.filter((subscriber) => subscriber.status === 'failure').map((subscriber) => subscriber.host))];
   return {
     state,
     description: describeRollout({ counts: view.counts, state, version: view.versions.size === 1 ? [...view.versions][0] : undefined, failedHosts }),
     counts: { ...view.counts, settled: view.settled },
-    dueAt: nextStale(view.subscribers, context),
+    dueAt: nextLook(view.subscribers, context, staleRecheckMs),
   };
 }
 
@@ -44,8 +49,9 @@ async function environmentView(db: Kysely<HubDatabase>, subject: Subject, contex
 }
 
 /** Each target's rollout of the version, by the endpoint gate; a subscriber pulled by two of them counts once. */
-async function sourceView(db: Kysely<HubDatabase>, subject: Subject, context: ReportContext): Promise<GateView> {
+async function sourceView(db: Kysely<HubDatabase>, subject: Subject, context: ReportContext): Promise<GateView | undefined> {
   const rollouts = await sourceRollouts(db, subject);
+  if (rollouts.length === 0) return undefined;
   const gates = await Promise.all(
     [...new Map(rollouts.map((rollout) => [`${rollout.endpoint}\u0000${rollout.commit}`, rollout])).values()].map((rollout) =>
       rolloutGateReport(db, context, rollout.endpoint, rollout.commit),
@@ -62,8 +68,16 @@ async function sourceView(db: Kysely<HubDatabase>, subject: Subject, context: Re
   };
 }
 
-/** When the first subscriber counted live falls silent past stale-after: the counts change then without a report. */
-function nextStale(subscribers: readonly Subscriber[], context: ReportContext): Date | null {
+/**
+ * When to look again though nothing is reported: when the first subscriber counted live falls
+ * silent past stale-after; and, while one is stale, every `staleRecheckMs` — a silent one that
+ * speaks again with the same state writes no transition, so no change marks the rollout.
+ */
+function nextLook(subscribers: readonly Subscriber[], context: ReportContext, staleRecheckMs: number): Date | null {
   const live = subscribers.filter((subscriber) => subscriber.status !== 'stale').map((subscriber) => Date.parse(subscriber.lastSeenAt));
-  return live.length === 0 ? null : new Date(Math.min(...live) + context.staleAfterMs + 1_000);
+  const times = [
+    ...(live.length === 0 ? [] : [Math.min(...live) + context.staleAfterMs + 1_000]),
+    ...(live.length < subscribers.length ? [context.asOf.getTime() + staleRecheckMs] : []),
+  ];
+  return times.length === 0 ? null : new Date(Math.min(...times));
 }

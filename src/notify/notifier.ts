@@ -8,10 +8,12 @@ import type { HubDatabase } from '../store/database-schema.ts';
 import { driftChanges, hostChanges } from '../store/notify/fleet-watches.ts';
 import { enqueue, type OutboxEntry } from '../store/notify/outbox.ts';
 import {
+  databaseNow,
   discoverSubjects,
   dueSubjects,
   keepNotifierAlive,
   makeDue,
+  retireSubject,
   retireSuperseded,
   saveJudgement,
   type Subject,
@@ -48,6 +50,8 @@ export class Notifier {
   readonly #log: Logger;
   /** This hub's start-up look at every current assignment is done. */
   #scanned = false;
+  /** When this notifier first ran, by the database's clock: assignments received since are all reported. */
+  #since: Date | undefined;
   #timer: { stop(): Promise<void> } | undefined;
 
   constructor(db: Kysely<HubDatabase>, channels: readonly Channel[], options: NotifierOptions, log: Logger) {
@@ -74,12 +78,13 @@ export class Notifier {
     if (!this.#scanned && this.#wanted(EVENT_TYPES.driftStarted)) await summariesCurrent(this.#db, now);
     const queued = await underRefreshLock(this.#db, 'kalypso_notify', false, async (trx) => {
       // Alive a little longer than a few rounds: the rollout refresh records changes meanwhile.
-      await keepNotifierAlive(trx, new Date(now.getTime() + 30 * this.#options.tuning.judgeEveryMs));
+      await keepNotifierAlive(trx, 30 * this.#options.tuning.judgeEveryMs);
       // At start, every current assignment: unsettled ones are announced, settled ones only once they change.
-      if (!this.#scanned) await discoverSubjects(trx, 'all', false, now);
+      this.#since ??= await databaseNow(trx);
+      if (!this.#scanned) await discoverSubjects(trx, 'all', { announce: false, now });
       const changed = await takeChangedEndpoints(trx);
       if (changed.length > 0) {
-        await discoverSubjects(trx, changed, true, now);
+        await discoverSubjects(trx, changed, { announce: true, now, receivedSince: this.#since });
         await makeDue(trx, changed, now);
       }
       let count = 0;
@@ -94,7 +99,11 @@ export class Notifier {
 
   async #judge(trx: Transaction<HubDatabase>, subject: Subject, now: Date): Promise<number> {
     const { publicUrl, staleAfterMs } = this.#options;
-    const judged = await judgeSubject(trx, subject, { asOf: now, staleAfterMs });
+    const judged = await judgeSubject(trx, subject, { asOf: now, staleAfterMs }, this.#options.tuning.staleRecheckMs);
+    if (judged === undefined) {
+      await retireSubject(trx, subject.id, now);
+      return 0;
+    }
     await saveJudgement(trx, subject.id, judged, now);
     const changed = judged.state !== subject.state || judged.description !== subject.description;
     // Found settled at start: history, not news.

@@ -63,6 +63,8 @@ export const NOTIFY_TUNING = {
    * desired commit until the clusters apply it, which is a rollout, not news.
    */
   driftEventAfterMs: 5 * 60_000,
+  /** A rollout with a silent subscriber is judged again this often (a silent one that speaks again changes nothing else). */
+  staleRecheckMs: 30_000,
   /** A subject superseded by a newer commit and still unsettled is given up after this. */
   watchUnsettledMs: 7 * 86_400_000,
 } as const;

@@ -35,10 +35,18 @@ export interface Judgement {
   readonly dueAt: Date | null;
 }
 
-/** While a notifier runs, the rollout refresh records the endpoints it refreshed for it. */
-export async function keepNotifierAlive(db: Kysely<HubDatabase>, until: Date): Promise<void> {
+/** The database's clock: what `received_at` and other defaults are written by. */
+export async function databaseNow(db: Kysely<HubDatabase>): Promise<Date> {
+  return (await sql<{ now: Date }>`SELECT now() AS now`.execute(db)).rows[0]!.now;
+}
+
+/**
+ * While a notifier runs, the rollout refresh records the endpoints it refreshed for it: alive for
+ * `forMs` more, by the database's clock (the one the refresh reads it by).
+ */
+export async function keepNotifierAlive(db: Kysely<HubDatabase>, forMs: number): Promise<void> {
   await sql`
-    INSERT INTO notify_notifier (singleton, alive_until) VALUES (true, ${until}::timestamptz)
+    INSERT INTO notify_notifier (singleton, alive_until) VALUES (true, now() + ${forMs} * interval '1 millisecond')
     ON CONFLICT (singleton) DO UPDATE SET alive_until = excluded.alive_until`.execute(db);
 }
 
@@ -58,29 +66,40 @@ export async function takeChangedEndpoints(db: Kysely<HubDatabase>): Promise<num
 }
 
 /**
- * The subjects of the current assignments of the targets on `endpointIds` (every target: 'all'),
- * added when new — announced or not — and, new or known, made due now.
+ * The subjects of the assignments of the targets on `endpointIds` (every target: 'all') — their
+ * current ones, and those received since `receivedSince` (a merge followed by another before the
+ * notifier looked is still reported) — added when new, announced or not, and, new or known, made
+ * due now.
  */
-export async function discoverSubjects(db: Kysely<HubDatabase>, endpointIds: readonly number[] | 'all', announce: boolean, now: Date): Promise<void> {
+export async function discoverSubjects(
+  db: Kysely<HubDatabase>,
+  endpointIds: readonly number[] | 'all',
+  options: { readonly announce: boolean; readonly now: Date; readonly receivedSince?: Date },
+): Promise<void> {
+  const { announce, now, receivedSince } = options;
   const onEndpoints = endpointIds === 'all' ? sql`true` : sql`t.manifests_endpoint_id IN (SELECT unnest(${endpointIds}::bigint[]))`;
+  const assignments =
+    receivedSince === undefined
+      ? sql`a.id = t.current_assignment_id`
+      : sql`(a.id = t.current_assignment_id OR a.received_at >= ${receivedSince}::timestamptz)`;
   await sql`
     WITH targets AS (
       SELECT t.environment_id, t.manifests_endpoint_id, a.gitops_commit_id, a.assigned_at, me.repo AS manifests_repo,
-             w.source_repo, v.build_commit
+             w.source_repo, v.build_commit, a.id = t.current_assignment_id AS current
         FROM deployment_target t
-        JOIN deployment_assignment a ON a.id = t.current_assignment_id
+        JOIN deployment_assignment a ON a.deployment_target_id = t.id AND ${assignments}
         JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
         JOIN workload w ON w.id = t.workload_id
         JOIN workload_version v ON v.id = a.workload_version_id
        WHERE ${onEndpoints}
     ), found AS (
       SELECT 'gitops' AS kind, environment_id, manifests_repo AS repo, gitops_commit_id AS commit_id, gitops_commit_id,
-             array_agg(DISTINCT manifests_endpoint_id) AS endpoint_ids
+             array_agg(DISTINCT manifests_endpoint_id) AS endpoint_ids, bool_or(current) AS current
         FROM targets WHERE manifests_repo IS NOT NULL
        GROUP BY environment_id, manifests_repo, gitops_commit_id
       UNION ALL
       SELECT 'source', environment_id, source_repo, build_commit,
-             (array_agg(gitops_commit_id ORDER BY assigned_at DESC))[1], array_agg(DISTINCT manifests_endpoint_id)
+             (array_agg(gitops_commit_id ORDER BY assigned_at DESC))[1], array_agg(DISTINCT manifests_endpoint_id), bool_or(current)
         FROM targets WHERE source_repo IS NOT NULL AND build_commit IS NOT NULL
        GROUP BY environment_id, source_repo, build_commit
     )
@@ -88,7 +107,14 @@ export async function discoverSubjects(db: Kysely<HubDatabase>, endpointIds: rea
     SELECT kind, environment_id, repo, commit_id, gitops_commit_id, endpoint_ids, ${now}::timestamptz, ${now}::timestamptz, ${announce} FROM found
     ON CONFLICT (kind, environment_id, repo, commit_id) DO UPDATE
        SET manifests_endpoint_ids = ARRAY(SELECT DISTINCT x FROM unnest(s.manifests_endpoint_ids || excluded.manifests_endpoint_ids) x ORDER BY x),
-           gitops_commit_id = excluded.gitops_commit_id, due_at = excluded.due_at, retired_at = NULL`.execute(db);
+           gitops_commit_id = excluded.gitops_commit_id,
+           -- A retired subject stays retired, unless its commit is current again (a rollback).
+           due_at = CASE WHEN s.retired_at IS NULL OR (SELECT f.current FROM found f WHERE f.kind = s.kind AND f.environment_id = s.environment_id
+                                                                                       AND f.repo = s.repo AND f.commit_id = s.commit_id)
+                         THEN excluded.due_at ELSE s.due_at END,
+           retired_at = CASE WHEN (SELECT f.current FROM found f WHERE f.kind = s.kind AND f.environment_id = s.environment_id
+                                                                  AND f.repo = s.repo AND f.commit_id = s.commit_id)
+                             THEN NULL ELSE s.retired_at END`.execute(db);
 }
 
 /** Subjects watched whose endpoints are among `endpointIds`: due now. */
@@ -164,6 +190,11 @@ export async function saveJudgement(db: Kysely<HubDatabase>, id: number, judgeme
        SET state = ${judgement.state}, description = ${judgement.description}, counts = ${JSON.stringify(judgement.counts)}::jsonb,
            judged_at = ${now}::timestamptz, due_at = ${judgement.dueAt}::timestamptz, announce = true
      WHERE id = ${id}`.execute(db);
+}
+
+/** A subject there is nothing left to judge by: no longer watched. */
+export async function retireSubject(db: Kysely<HubDatabase>, id: number, now: Date): Promise<void> {
+  await sql`UPDATE notify_subject SET retired_at = ${now}::timestamptz, due_at = NULL WHERE id = ${id}`.execute(db);
 }
 
 /**
