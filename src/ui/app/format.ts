@@ -61,3 +61,10 @@ export function percent(ratio: number | null): string {
 export function decimal(value: number): string {
   return String(Number(value.toFixed(2)));
 }
+
+/** What people call each kind of reconciler; a kind the UI does not know, as the API says it. */
+const RECONCILER_KINDS: Readonly<Record<string, string>> = { flux: 'Flux', argocd: 'Argo CD', arc: 'Azure Arc', wo: 'Workload Orchestration', custom: 'custom' };
+
+export function reconcilerKind(type: string): string {
+  return Object.hasOwn(RECONCILER_KINDS, type) ? RECONCILER_KINDS[type]! : type;
+}
