@@ -10,11 +10,11 @@ import {
   descriptorCommitSource,
   lastWriteTime,
   normalizeDescriptorResource,
-  normalizeReconcilerResource,
   parseResourceGraphSpec,
 } from '../../src/normalize/kube-resources.ts';
 import type { Normalized, NormalizedMany } from '../../src/normalize/normalize-result.ts';
 import { normalizeArgoApplication } from '../../src/normalize/argocd-application.ts';
+import { readReconcilerResource } from '../../src/normalize/reconciler-resource.ts';
 import { normalizeLogRecord } from '../../src/normalize/otlp-logs.ts';
 import type { KubeObject } from '../../src/wire/kube-object.ts';
 import type { AnyValue, KeyValues } from '../../src/wire/otlp-logs.ts';
@@ -109,10 +109,13 @@ describe('Argo CD Applications', () => {
 });
 
 describe('Kubernetes custom resources', () => {
-  it('a mutated Reconciler is stored as valid state or rejected naming a spec field', () => {
+  it('a mutated Reconciler is stored as valid state, waits for its deployment, or is rejected naming a spec field', () => {
     fc.assert(
       fc.property(mutationsOf(reconciler.spec), (spec) => {
-        expectValidOutcome(normalizeReconcilerResource(withSpec(reconciler, spec), NOW), /\bspec\b/);
+        const reading = readReconcilerResource(withSpec(reconciler, spec), NOW);
+        if (reading.kind === 'recorded') expectStorable(reading.record);
+        else if (reading.kind === 'invalid') expect(reading.reason, reading.reason).toMatch(/\bspec\b/);
+        else expect(reading).toMatchObject({ kind: 'waiting', why: expect.stringMatching(/^spec\.deployment/) });
       }),
       { numRuns: RUNS },
     );

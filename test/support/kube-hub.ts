@@ -10,7 +10,7 @@ import {
   RECONCILERS,
   type ResourceType,
 } from '../../src/sources/kube/kube-objects.ts';
-import { hubCrdSchemas } from './crd-schemas.ts';
+import { hubCrdSchemas, hubCrdValidators } from './crd-schemas.ts';
 import { FakeKubeApiServer } from './kube-apiserver.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 import { startTestHub } from './test-hub.ts';
@@ -30,12 +30,15 @@ export interface KubeHubOptions {
   readonly flags?: readonly string[];
   /** The clock of the API server (its timestamps) and of the hub. */
   readonly clock?: () => Date;
+  /** Refuse what the CRDs' schemas refuse (422), as an API server does. Default: let tests write what an older CRD would have let through. */
+  readonly validate?: boolean;
 }
 
 /** Resolves once the watcher has listed its kinds. Leases are short (2 s), so a lost leader is replaced quickly. */
 export async function startKubeHub(options: KubeHubOptions = {}): Promise<KubeHub> {
   const api = new FakeKubeApiServer([...(options.kinds ?? [DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS, ARGOCD_APPLICATIONS])], {
     schemas: await hubCrdSchemas(),
+    ...(options.validate === true ? { validators: await hubCrdValidators() } : {}),
   });
   if (options.clock !== undefined) api.now = options.clock;
   await api.start();
