@@ -68,3 +68,10 @@ const RECONCILER_KINDS: Readonly<Record<string, string>> = { flux: 'Flux', argoc
 export function reconcilerKind(type: string): string {
   return Object.hasOwn(RECONCILER_KINDS, type) ? RECONCILER_KINDS[type]! : type;
 }
+
+/** "Flux, Argo CD": the kinds of some reconcilers, once each, in the order the hub lists them everywhere. */
+export function reconcilerKinds(types: readonly string[]): string {
+  const order = Object.keys(RECONCILER_KINDS);
+  const rank = (type: string): number => (order.includes(type) ? order.indexOf(type) : order.length);
+  return [...new Set(types)].sort((a, b) => rank(a) - rank(b)).map(reconcilerKind).join(', ');
+}

@@ -2,7 +2,7 @@
 // desired, its status, a link to the rollout of its commit — and the host's recent history.
 import { apiGet, type HistoryItem, type HostReconciler } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
-import { reconcilerKind } from '../format.ts';
+import { reconcilerKind, reconcilerKinds } from '../format.ts';
 import { guarded, type Page } from '../page.ts';
 import { statusBadge } from '../status-bar.ts';
 import { commitText, timeAgo, timeExact } from '../times.ts';
@@ -81,10 +81,9 @@ function reconcilersTable(reconcilers: HostReconciler[]): HTMLElement {
   );
 }
 
-/** "Flux, Argo CD · ": the kinds of reconciler on the host, once each. */
+/** "Flux, Argo CD · ": the kinds of reconciler on the host. */
 function kindsOf(reconcilers: readonly HostReconciler[]): string {
-  const kinds = [...new Set(reconcilers.map((reconciler) => reconcilerKind(reconciler.type)))];
-  return kinds.length === 0 ? '' : `${kinds.join(', ')} · `;
+  return reconcilers.length === 0 ? '' : `${reconcilerKinds(reconcilers.map((reconciler) => reconciler.type))} · `;
 }
 
 /** An Argo CD application's own words under its status: "Synced · Healthy", the last operation's phase on hover. */
