@@ -26,6 +26,8 @@ function unwrap(attribute: (key: string) => unknown, body: unknown): { object: R
 
 /** Whether a log record is a k8sobjects record of an Argo CD Application (by its object, never by event.name). */
 export function isArgoApplicationRecord(attribute: (key: string) => unknown, body: unknown): boolean {
+  // Most records asked about are ordinary logs with a text body: no attribute lookups for those.
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
   const found = unwrap(attribute, body);
   if (found === undefined) return false;
   const apiVersion = found.object['apiVersion'];
