@@ -25,7 +25,7 @@ export function kubeSideFor(
   if (options.kinds.argocd !== 'off' && options.kinds.clusterName === IN_CLUSTER_CONFIG_NAME) {
     log.warn(
       { clusterName: IN_CLUSTER_CONFIG_NAME },
-      'the watched cluster has no name the hub knows (an in-cluster service account): Argo CD Applications deployed in-cluster are recorded on this host; set --kube-cluster-name',
+      'the watched cluster has no name (an in-cluster service account): Argo CD Applications deployed in-cluster are recorded on a host named inCluster; set --kube-cluster-name',
     );
   }
   return {
