@@ -100,7 +100,10 @@ describe('Argo CD Applications from the k8sobjects receiver', () => {
     expect(await gate(endpointOf(shape), merged)).toMatchObject({ total: 1, inProgress: 1, subscribers: [{ statusMessage: 'OutOfSync, Healthy' }] });
     await send([record(moments.syncing([merged], at(4)), 4)]);
     expect(await gate(endpointOf(shape), merged)).toMatchObject({ total: 1, inProgress: 1, subscribers: [{ statusMessage: 'waiting for healthy state of apps/Deployment/api' }] });
+    const argocd = async () => (await apiGet(hub, `/hosts/${cluster}/state`)).body.reconcilers[0].argocd;
+    expect(await argocd()).toEqual({ sync: 'Synced', health: 'Progressing', operation: 'Running' });
     await send([record(moments.synced([merged], at(5)), 5)]);
+    expect(await argocd()).toEqual({ sync: 'Synced', health: 'Healthy', operation: 'Succeeded' });
     expect(await gate(endpointOf(shape), merged)).toMatchObject({ total: 1, succeeded: 1, settled: true, subscribers: [{ host: cluster, reconciler: `argocd/${shape.name}`, reconcilerType: 'argocd' }] });
     expect(await history(cluster)).toEqual([
       { commit: before, status: 'success' },
