@@ -50,6 +50,7 @@ export type Host = z.infer<typeof answers.HostSchema>;
 export type HostTotals = z.infer<typeof answers.HostTotalsSchema>;
 export type HostsPage = z.infer<typeof answers.HostsPage>;
 export type HostReconciler = z.infer<typeof answers.HostReconcilerSchema>;
+export type ArgoCdDetails = z.infer<typeof answers.ArgoCdDetailsSchema>;
 export type HostReconcilerTarget = HostReconciler['deploymentTargets'][number];
 export type HostState = z.infer<typeof answers.HostStateAnswer>;
 

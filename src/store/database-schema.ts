@@ -134,6 +134,8 @@ export interface DeploymentStateTable {
   last_observed_at: Timestamp;
   last_received_at: DefaultedTimestamp;
   last_seen_at: ColumnType<Date, never, never>;
+  /** ReconcilerDetails (model/deployment-records.ts) of the newest report, or null (schema/0025). */
+  details: unknown;
 }
 
 export interface DeploymentStateHistoryTable {

@@ -265,6 +265,7 @@ function resolvedReport(record: RealStateRecord, reconcilerId: number, hostId: n
     status: record.status,
     message: record.statusMessage,
     observedAt: record.observedAt,
+    details: record.details === undefined ? undefined : JSON.stringify(record.details),
   };
 }
 

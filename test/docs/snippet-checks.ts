@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import YAML from 'yaml';
+import { jsonSchema } from '../support/crd-schemas.ts';
 import { REPO } from './markdown.ts';
 
 const run = promisify(execFile);
@@ -21,20 +22,6 @@ export const kubectlAvailable: boolean = await run('kubectl', ['version', '--cli
 export async function kustomize(directory: string): Promise<any[]> {
   const { stdout } = await run('kubectl', ['kustomize', directory], { maxBuffer: 32 * 1024 * 1024 });
   return YAML.parseAllDocuments(stdout).map((document) => document.toJS());
-}
-
-/** JSON Schema from a CRD's openAPIV3Schema, the Kubernetes extensions removed. */
-function jsonSchema(node: any): any {
-  if (Array.isArray(node)) return node.map(jsonSchema);
-  if (typeof node !== 'object' || node === null) return node;
-  return Object.fromEntries(
-    Object.entries(node)
-      .filter(([key]) => !key.startsWith('x-kubernetes-'))
-      .map(([key, value]) => [
-        key,
-        key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, child]) => [name, jsonSchema(child)])) : jsonSchema(value),
-      ]),
-  );
 }
 
 /**

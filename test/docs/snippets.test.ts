@@ -24,7 +24,7 @@ import { resolveHubConfig } from '../../src/settings.ts';
 import { startBanner } from '../../src/cli/start-banner.ts';
 import { normalizeDescriptorSpec } from '../../src/normalize/deployment-descriptor.ts';
 import { parseResourceGraphSpec } from '../../src/normalize/kube-resources.ts';
-import { DEPLOYMENT_DESCRIPTORS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
+import { ARGOCD_APPLICATIONS, DEPLOYMENT_DESCRIPTORS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
 import { apiGet } from '../support/api-get.ts';
 import { readyzStatus } from '../support/hub-process.ts';
 import { freePort } from '../support/ports.ts';
@@ -396,6 +396,44 @@ const CASES: Record<string, Case> = {
     expect(signed.stdout.trim()).toBe('signed by the hub');
     const forged = await env.shell(block.content, { cwd: directory, env: { KALYPSO_WEBHOOK_SECRET: secret, SIGNATURE: signature(`${body} `, secret) } });
     expect(forged.stdout.trim()).toBe('');
+  },
+
+  // docs/argocd.md
+  'argocd-hub-flags': async (block) => {
+    const [command, flags] = block.content.trim().split(' -- ') as [string, string];
+    expect(command).toBe('npm start');
+    expect(Object.keys(JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')).scripts)).toContain('start');
+    expect(resolveHubConfig(flags.split(/\s+/), {})).toMatchObject({ kube: 'on', argocd: 'on', kubeClusterName: 'aks-mgmt-weu' });
+  },
+  'argocd-application': async (block) => {
+    // Applied as Argo CD's controller writes it, to the stand-in API server the docs' hub watches.
+    env.kube.api.apply(ARGOCD_APPLICATIONS, YAML.parse(block.content), 'argocd-application-controller');
+    const reconciler = await waitFor(
+      async () => (await hostState('aks-prod-weu-01'))?.reconcilers.find((candidate: any) => candidate.reconciler === 'argocd/checkout'),
+      'the application in the hub',
+    );
+    expect(reconciler).toMatchObject({
+      type: 'argocd',
+      manifestsEndpoint: `${GITOPS_REPO}/prod/checkout`,
+      commit: '6ee9b747ec30a41fe214193938d7c3c4c2e8201e',
+      status: 'success',
+      statusMessage: 'successfully synced (all tasks run)',
+      argocd: { sync: 'Synced', health: 'Healthy', operation: 'Succeeded' },
+    });
+  },
+
+  // docs/moving-from-the-original-hub.md
+  'original-hub-crds': (block, context) => CASES['kube-install-crds']!(block, context),
+  'original-hub-reconciler': async (block) => {
+    // As kubectl applies a resource without a namespace: into `default`.
+    const resource = YAML.parse(block.content);
+    expect(await hubResourceErrors(resource)).toEqual([]);
+    env.kube.api.apply(RECONCILERS, { ...resource, metadata: { ...resource.metadata, namespace: 'default' } });
+    const reconciler = await waitFor(
+      async () => (await hostState('kalypso-rg-flux'))?.reconcilers.find((candidate: any) => candidate.reconciler === 'kalypso-rg-flux-hello-world'),
+      'the Reconciler in the hub',
+    );
+    expect(reconciler).toMatchObject({ type: 'flux', status: 'success', commit: '5ce065315cc1702b6cb4eb9d3f804413706570d8' });
   },
 
   // docs/azure-resource-graph.md

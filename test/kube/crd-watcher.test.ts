@@ -261,20 +261,35 @@ describe('Reconciler', () => {
   });
 
   it('marks invalid resources Ready=False naming the field, without blocking the valid ones', async () => {
-    api.apply(RECONCILERS, reconciler('bad-enum', { gitOpsCommitId: HEX, status: 'done' }));
     api.apply(RECONCILERS, { metadata: { name: 'no-host', namespace: 'dev' }, spec: { manifestsEndpoint: 'x/y/z', deployment: { gitOpsCommitId: HEX, status: 'success' } } });
     api.apply(RECONCILERS, reconciler('fine', { gitOpsCommitId: HEX, status: 'success' }));
-    expect(await waitFor(() => ready(api.get(RECONCILERS, 'dev', 'bad-enum')), 'bad enum')).toMatchObject({
-      status: 'False',
-      reason: 'Invalid',
-      message: 'spec.deployment.status must be one of success, failure, in_progress (got "done")',
-    });
     expect(await waitFor(() => ready(api.get(RECONCILERS, 'dev', 'no-host')), 'no host')).toMatchObject({
       status: 'False',
+      reason: 'Invalid',
       message: 'spec.hostName is missing',
     });
     await waitFor(async () => (await stateOf('host-fine')) !== undefined, 'the valid one');
-    expect(await stateOf('host-bad-enum')).toBeUndefined();
+  });
+
+  it('records a status or type it does not know as the original hub did, saying so in Ready, and lets a Reconciler without a deployment wait', async () => {
+    api.apply(RECONCILERS, reconciler('odd-values', { gitOpsCommitId: HEX, status: 'done' }, { reconcilerType: 'kalypso-agent' }));
+    api.apply(RECONCILERS, reconciler('registered', undefined as unknown as Record<string, unknown>));
+    expect(await waitFor(() => ready(api.get(RECONCILERS, 'dev', 'odd-values')), 'odd values')).toEqual(
+      expect.objectContaining({
+        status: 'True',
+        reason: 'Recorded',
+        message:
+          `in_progress at ${HEX} recorded for host-odd-values; warning: spec.reconcilerType must be one of flux, argocd, arc, wo, custom (got "kalypso-agent"): recorded as custom; ` +
+          'spec.deployment.status must be one of success, failure, in_progress (got "done"): recorded as in_progress',
+      }),
+    );
+    expect(await stateOf('host-odd-values')).toMatchObject({ commit: HEX, status: 'in_progress' });
+    expect(await waitFor(() => ready(api.get(RECONCILERS, 'dev', 'registered')), 'registered')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForDeployment',
+      message: 'spec.deployment is not set: nothing to record until it names a commit',
+    });
+    expect(await stateOf('host-registered')).toBeUndefined();
   });
 });
 

@@ -11,7 +11,7 @@ import { type QueueKey, queueKeyId, type Reconciled } from './kind-reconciler.ts
 import type { KindContext, KindController, KindSetup, WatchedKind } from './kind-setup.ts';
 import { KUBE_KINDS } from './kube-kinds.ts';
 import { collectionPath, type ResourceType } from './kube-objects.ts';
-import { KUBE_TUNING } from './kube-settings.ts';
+import { type KindSettings, KUBE_TUNING } from './kube-settings.ts';
 import { ResilientInformer } from './resilient-informer.ts';
 import { isNotFound, StatusWriter } from './status-writer.ts';
 import { WorkQueue } from './work-queue.ts';
@@ -19,6 +19,8 @@ import { WorkQueue } from './work-queue.ts';
 export interface KubeControllerOptions {
   /** Namespaces to watch; empty: all namespaces. */
   readonly namespaces: readonly string[];
+  /** The settings the kinds read. */
+  readonly kinds: KindSettings;
   readonly resyncMs: number;
   /**
    * How often the API server is asked for every Reconciler, to confirm those without a heartbeat:
@@ -68,7 +70,10 @@ export class KubeController {
       this.#log,
     );
     const context = this.#context(pollers);
-    for (const setup of kinds) this.#register(setup(context), kubeConfig);
+    for (const setup of kinds) {
+      const controller = setup(context);
+      if (controller !== undefined) this.#register(controller, kubeConfig);
+    }
   }
 
   /** Starts every informer; resolves when the required kinds are listed (Flux may be absent). */
@@ -97,6 +102,7 @@ export class KubeController {
       requeue: (kind, key) => this.#queue.add({ kind, key }),
       status: this.#status,
       pollers,
+      settings: this.#options.kinds,
       confirmEveryMs: this.#options.confirmEveryMs,
       clock: this.#options.clock,
       log: this.#log,
@@ -133,6 +139,7 @@ export class KubeController {
             path: collectionPath(kind.type, namespace),
             list: () => this.#list(kind.type, namespace),
             resyncMs: this.#options.resyncMs,
+            whenServed: kind.whenServed === true,
             onChange: (key, object, previous) => {
               for (const handler of handlers) handler(key, object, previous);
             },

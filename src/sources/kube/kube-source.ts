@@ -9,10 +9,12 @@ import type { ResourceGraphPollers } from '../resource-graph/resource-graph-poll
 import type { Source } from '../source.ts';
 import type { RecordSink } from '../../model/record-sink.ts';
 import { KubeController } from './kube-controller.ts';
+import type { KindSettings } from './kube-settings.ts';
 import { LeaderElection } from './leader-election.ts';
 
 export interface KubeSourceOptions {
   readonly namespaces: readonly string[];
+  readonly kinds: KindSettings;
   readonly resyncMs: number;
   /** See KubeControllerOptions. */
   readonly confirmEveryMs: number;
@@ -74,6 +76,7 @@ export class KubeSource implements Source {
             this.#pollers,
             {
               namespaces: this.#options.namespaces,
+              kinds: this.#options.kinds,
               resyncMs: this.#options.resyncMs,
               confirmEveryMs: this.#options.confirmEveryMs,
               clock: this.#options.clock,
