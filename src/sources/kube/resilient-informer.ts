@@ -16,6 +16,8 @@ export interface InformerOptions {
   readonly resyncMs: number;
   /** Called with the object's key and the object, or undefined when it was deleted. */
   readonly onChange: (key: string, object: KubeObject | undefined, previous: KubeObject | undefined) => void;
+  /** Told of every failed list or broken watch, before the restart is scheduled (metrics). */
+  readonly onError?: (error: unknown) => void;
 }
 
 export class ResilientInformer {
@@ -95,6 +97,7 @@ export class ResilientInformer {
 
   #scheduleRestart(error: unknown): void {
     if (this.#stopped) return;
+    this.#options.onError?.(error);
     const delay = this.#backoff.next();
     this.#log.warn({ err: error instanceof Error ? error.message : String(error), retryInMs: delay }, 'watch failed; restarting');
     clearTimeout(this.#restartTimer);
