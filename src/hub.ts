@@ -207,7 +207,16 @@ async function startOnceMigrated(
 ): Promise<void> {
   const { config, log, clock, database, steps } = context;
   await migrateWithRetry(database, context.status, log, context.signal);
-  await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder }, clock());
+  await publishHubSettings(
+    database.db,
+    {
+      staleAfterMs: config.staleAfter,
+      environmentOrder: config.environmentOrder,
+      rolloutWindowMs: config.rolloutWindow,
+      offCommitAfterMs: config.offCommitAfter,
+    },
+    clock(),
+  );
   context.status.markMigrated();
   const { refreshYield } = STATE_TUNING;
   const yieldToWrites = { maxMs: refreshYield.maxMs, recheckMs: refreshYield.recheckMs, busy: () => context.writer.writingWithin(refreshYield.gapMs) };
