@@ -22,13 +22,14 @@ SELECT stale_after, now() - stale_after AS stale_before, updated_at, environment
 -- succeeded when all did, stale subscribers keep it in progress). commit_id is the rollout's first
 -- commit, so that a later commit carrying the same version does not make it another rollout (the
 -- hub's rollout view judges that commit or a later one). overdue: in progress for longer than the
--- rollout window.
+-- rollout window and never converged — one that converged and is back in progress since lost a
+-- subscriber to silence or to another commit, which the host and off-commit alerts name.
 CREATE VIEW kalypso_current_rollout AS
 SELECT t.environment, t.environment_order, t.workspace, t.application, t.workload, t.deployment_target,
        me.endpoint AS manifests_endpoint, v.version, o.gitops_commit_id AS commit_id, o.assigned_at,
        live.status, live.subscribers, live.succeeded, live.failed, live.in_progress, live.stale,
        greatest(0, extract(epoch FROM now() - o.assigned_at))::bigint AS age_seconds,
-       live.status = 'in_progress' AND o.assigned_at < now() - cfg.rollout_window AS overdue
+       live.status = 'in_progress' AND o.converged_at IS NULL AND o.assigned_at < now() - cfg.rollout_window AS overdue
   FROM kalypso_settings cfg
   CROSS JOIN kalypso_current_rollouts(cfg.stale_before, NULL) live
   JOIN rollout o ON o.assignment_id = live.assignment_id

@@ -19,7 +19,7 @@ CREATE VIEW public.kalypso_current_rollout AS
     live.in_progress,
     live.stale,
     GREATEST(0::numeric, EXTRACT(epoch FROM now() - o.assigned_at))::bigint AS age_seconds,
-    live.status = 'in_progress'::text AND o.assigned_at < (now() - cfg.rollout_window) AS overdue
+    live.status = 'in_progress'::text AND o.converged_at IS NULL AND o.assigned_at < (now() - cfg.rollout_window) AS overdue
    FROM kalypso_settings cfg
      CROSS JOIN LATERAL kalypso_current_rollouts(cfg.stale_before, NULL::bigint[]) live(assignment_id, subscribers, succeeded, failed, in_progress, stale, status, recorded_status, assigned_at)
      JOIN rollout o ON o.assignment_id = live.assignment_id
