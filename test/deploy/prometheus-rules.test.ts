@@ -9,7 +9,9 @@ import { parser } from '@prometheus-io/lezer-promql';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { DEFAULT_RUNBOOKS } from '../../scripts/grafana-alerts.ts';
 import type { RunningHub } from '../../src/hub.ts';
+import { anchors } from '../docs/markdown.ts';
 import { createSupervisorMetrics } from '../../src/store/embedded/postgres-supervisor.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
@@ -98,6 +100,15 @@ describe('PrometheusRule kalypso-hub', () => {
       if (rule.for !== undefined) expect(rule.for).toMatch(/^(\d+(ms|s|m|h|d|w|y))+$/);
       expect(['critical', 'warning']).toContain(rule.labels?.['severity']);
       expect(Object.keys(rule.annotations ?? {}).sort(), rule.alert).toEqual(['description', 'runbook_url', 'summary']);
+    }
+  });
+
+  it('each runbook_url is a section of docs/alerts.md', async () => {
+    const doc = anchors({ path: 'docs/alerts.md', text: await readFile(path.join(ROOT, 'docs/alerts.md'), 'utf8') });
+    for (const rule of rules) {
+      const url = new URL(rule.annotations!['runbook_url']!);
+      expect(url.href.slice(0, -url.hash.length), rule.alert).toBe(DEFAULT_RUNBOOKS);
+      expect(doc, rule.alert).toContain(url.hash.slice(1));
     }
   });
 

@@ -31,6 +31,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { anchors } from '../docs/markdown.ts';
 import { ALERT_RULES, ALERTING_DIR, ALERTING_WEBHOOK_DIR, alertingFiles, CONTACT_POINT, DEFAULT_HUB_URL, DEFAULT_RUNBOOKS } from '../../scripts/grafana-alerts.ts';
 
 const run = promisify(execFile);
@@ -389,6 +390,12 @@ describe('Kalypso alert rules, as provisioned', () => {
       for (const [reference] of value.replaceAll('$$', '').matchAll(/\$\{?\w+\}?/g)) expect(['${KALYPSO_PUBLIC_URL}', '${KALYPSO_ALERT_RUNBOOK_URL}']).toContain(reference);
     }
     expect(render(rule['annotations']['summary'], sampleLabels(spec.labels), 3)).not.toMatch(/\{\{|\}\}/);
+  });
+
+  it('each runbook is a section of docs/alerts.md, where the default runbook URL points', async () => {
+    const doc = anchors({ path: 'docs/alerts.md', text: await readFile(path.join(ROOT, 'docs/alerts.md'), 'utf8') });
+    for (const spec of ALERT_RULES) expect(doc, spec.uid).toContain(spec.runbook);
+    expect(DEFAULT_RUNBOOKS).toMatch(/\/blob\/main\/docs\/alerts\.md$/);
   });
 
   it('link into the hub’s web UI at the pages and query parameters it reads', async () => {
