@@ -126,7 +126,8 @@ export const ALERT_RULES: readonly KalypsoAlertRule[] = [
     summary: '{{ $labels.reconciler }} on {{ $labels.host }} is not on the desired commit of {{ $labels.workload }} in {{ $labels.environment }}',
     description:
       'It reports, but has run another commit than the desired rollout ({{ $labels.desired_version }}) of {{ $labels.workspace }}/{{ $labels.application }}/{{ $labels.workload }} · {{ $labels.deployment_target }} for {{ $values.A.Value }} minutes, longer than the hub’s --off-commit-after.',
-    hubPath: '/hosts/{{ urlquery $labels.host }}',
+    // The environment's drift: every reconciler off its target's desired state, with since when.
+    hubPath: '/drift?environment={{ urlquery $labels.environment }}',
     runbook: 'reconciler-off-its-desired-commit',
     dashboard: 'kalypso-drift',
     panel: 'Drift',

@@ -404,7 +404,7 @@ describe('Kalypso alert rules, as provisioned', () => {
     expect(links).toEqual({
       'kalypso-rollout-failed': `https://kalypso.example/rollout?environment=environment+%26+co%2F1&commit=${'a'.repeat(40)}`,
       'kalypso-rollout-not-converged': `https://kalypso.example/rollout?environment=environment+%26+co%2F1&commit=${'a'.repeat(40)}`,
-      'kalypso-reconciler-off-commit': 'https://kalypso.example/hosts/host+%26+co%2F1',
+      'kalypso-reconciler-off-commit': 'https://kalypso.example/drift?environment=environment+%26+co%2F1',
       'kalypso-host-offline': 'https://kalypso.example/hosts/host+%26+co%2F1',
       'kalypso-source-silent': 'https://kalypso.example/hosts?offline=true',
     });
