@@ -8,6 +8,7 @@ import { type HttpListener, listenHttp } from './http/listen.ts';
 import type { Logger } from './log/logger.ts';
 import { createHubMetrics, type HubMetrics, registerPoolMetrics } from './metrics/hub-metrics.ts';
 import { loadKubeConfig } from './sources/kube/kube-config.ts';
+import { createKubeMetrics, type KubeMetrics } from './sources/kube/kube-metrics.ts';
 import type { KubeSide } from './sources/kube/kube-side.ts';
 import type { KubeSource } from './sources/kube/kube-source.ts';
 import { OtlpSource } from './sources/otlp/otlp-source.ts';
@@ -138,7 +139,9 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
     // Set once the database is migrated; the pollers read Secrets through the watcher's client.
     const late: LateSources = {};
     const pollers = resourceGraphPool(config, { db: database.db, metrics, log, clock }, overrides, () => late.readSecret);
-    const ready = startOnceMigrated({ config, log, clock, overrides, database, status, metrics, writer, pollers, channels, steps, signal: abort.signal }, late);
+    // Registered with or without a cluster, so that every hub's /metrics names it.
+    const kubeMetrics = createKubeMetrics(metrics.registry);
+    const ready = startOnceMigrated({ config, log, clock, overrides, database, status, metrics, writer, pollers, channels, kubeMetrics, steps, signal: abort.signal }, late);
     steps.startingUntil(ready);
 
     return {
@@ -205,6 +208,7 @@ async function startOnceMigrated(
     readonly writer: RecordWriter;
     readonly pollers: ResourceGraphPollerPool;
     readonly channels: readonly Channel[];
+    readonly kubeMetrics: KubeMetrics;
     readonly steps: StartedSteps;
     readonly signal: AbortSignal;
   },
@@ -212,7 +216,16 @@ async function startOnceMigrated(
 ): Promise<void> {
   const { config, log, clock, database, steps } = context;
   await migrateWithRetry(database, context.status, log, context.signal);
-  await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder }, clock());
+  await publishHubSettings(
+    database.db,
+    {
+      staleAfterMs: config.staleAfter,
+      environmentOrder: config.environmentOrder,
+      rolloutWindowMs: config.rolloutWindow,
+      offCommitAfterMs: config.offCommitAfter,
+    },
+    clock(),
+  );
   context.status.markMigrated();
   const { refreshYield } = STATE_TUNING;
   const yieldToWrites = { maxMs: refreshYield.maxMs, recheckMs: refreshYield.recheckMs, busy: () => context.writer.writingWithin(refreshYield.gapMs) };
@@ -234,7 +247,7 @@ async function startOnceMigrated(
     steps.add(() => notifications.stop());
   }
 
-  const kubeSide = await kubeSideOf(config, clock, context.overrides, context.pollers, log);
+  const kubeSide = await kubeSideOf(config, clock, context.overrides, context.pollers, log, context.kubeMetrics);
   late.readSecret = kubeSide?.readSecret;
   late.kube = kubeSide?.source;
   if (late.kube === undefined) log.info({ kube: config.kube }, 'CRD watcher off: no kubeconfig or in-cluster service account');
@@ -304,11 +317,12 @@ async function kubeSideOf(
   overrides: HubOverrides,
   pollers: ResourceGraphPollerPool,
   log: Logger,
+  metrics: KubeMetrics,
 ): Promise<KubeSide | undefined> {
   const kubeConfig = overrides.kubeConfig ?? (await loadKubeConfig(config.kube, process.env));
   if (kubeConfig === undefined) return undefined;
   const { kubeSideFor } = await import('./sources/kube/kube-side.ts');
-  return kubeSideFor(kubeConfig, config, clock, overrides, pollers, log);
+  return kubeSideFor(kubeConfig, config, clock, overrides, pollers, log, metrics);
 }
 
 /**

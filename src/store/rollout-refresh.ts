@@ -49,7 +49,7 @@ export async function refreshRollouts(
 export function scheduleRolloutRefresh(
   db: Kysely<HubDatabase>,
   intervalMs: number,
-  metrics: Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed'>,
+  metrics: Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed' | 'rolloutRefreshLastRun'>,
   log: Logger,
   yieldTo?: YieldTo,
 ): { stop(): Promise<void> } {
@@ -59,6 +59,8 @@ export function scheduleRolloutRefresh(
     async () => {
       const started = performance.now();
       const result = await refreshRollouts(db, { wait: false });
+      // Another replica refreshing (undefined): its gauge says so, not this one's.
+      if (result !== undefined) metrics.rolloutRefreshLastRun.set(Date.now() / 1_000);
       // Idle ticks (nothing queued, or another replica refreshing) are not refreshes.
       if (result === undefined || result.endpoints === 0) return;
       metrics.rolloutRefreshSeconds.observe((performance.now() - started) / 1_000);

@@ -39,14 +39,14 @@ const get = (objects: K8sObject[], kind: string, name: string): K8sObject => {
   return object;
 };
 
-/** ConfigMaps and Secrets a pod template refers to, by kind. */
+/** ConfigMaps and Secrets a pod template refers to, by kind (optional ones need not exist). */
 function referencedConfig(podSpec: any): { configMaps: string[]; secrets: string[] } {
   const configMaps = new Set<string>();
   const secrets = new Set<string>();
-  for (const container of podSpec.containers ?? []) {
+  for (const container of [...(podSpec.initContainers ?? []), ...(podSpec.containers ?? [])]) {
     for (const source of container.envFrom ?? []) {
-      if (source.configMapRef) configMaps.add(source.configMapRef.name);
-      if (source.secretRef) secrets.add(source.secretRef.name);
+      if (source.configMapRef && source.configMapRef.optional !== true) configMaps.add(source.configMapRef.name);
+      if (source.secretRef && source.secretRef.optional !== true) secrets.add(source.secretRef.name);
     }
     for (const variable of container.env ?? []) {
       if (variable.valueFrom?.configMapKeyRef) configMaps.add(variable.valueFrom.configMapKeyRef.name);
@@ -83,7 +83,7 @@ function checkWorkloads(objects: K8sObject[], operatorSecrets: readonly string[]
     for (const secret of secrets) {
       if (find(objects, 'Secret', secret) === undefined) expect(operatorSecrets, `${name} uses Secret ${secret}`).toContain(secret);
     }
-    for (const container of template.spec.containers) {
+    for (const container of [...(template.spec.initContainers ?? []), ...template.spec.containers]) {
       expect(container.resources?.requests, `${name} requests resources`).toBeDefined();
       expect(container.resources?.limits?.memory, `${name} has a memory limit`).toBeDefined();
       const ports = new Set((container.ports ?? []).map((port: { name: string }) => port.name));
@@ -139,23 +139,40 @@ function checkHub(objects: K8sObject[]): void {
 
 async function checkGrafana(objects: K8sObject[]): Promise<void> {
   const grafana = get(objects, 'Deployment', 'kalypso-grafana');
-  const volumes = Object.fromEntries(grafana.spec.template.spec.volumes.filter((volume: any) => volume.configMap).map((volume: any) => [volume.name, volume.configMap.name]));
-  const mounts = Object.fromEntries(grafana.spec.template.spec.containers[0].volumeMounts.map((mount: any) => [mount.name, mount.mountPath]));
-  // Every file of the directory, as committed.
-  const provisioned = async (mountPath: string, directory: string): Promise<void> => {
+  const pod = grafana.spec.template.spec;
+  const volumes = Object.fromEntries(pod.volumes.filter((volume: any) => volume.configMap).map((volume: any) => [volume.name, volume.configMap.name]));
+  const mountsOf = (container: any): Record<string, string> => Object.fromEntries(container.volumeMounts.map((mount: any) => [mount.name, mount.mountPath]));
+  // Every file of the directory (or the files named), as committed.
+  const provisioned = async (container: any, mountPath: string, directory: string, files?: readonly string[]): Promise<void> => {
+    const mounts = mountsOf(container);
     const volume = Object.keys(mounts).find((name) => mounts[name] === mountPath)!;
     const configMap = get(objects, 'ConfigMap', volumes[volume]);
     for (const [file, text] of Object.entries(configMap.data!)) {
       expect(text, `${file} in ${configMap.metadata.name}`).toBe(await readFile(path.join(ROOT, 'deploy/grafana', directory, file), 'utf8'));
     }
     expect(Object.keys(configMap.data!).sort(), `${configMap.metadata.name} lists every file of deploy/grafana/${directory}`).toEqual(
-      (await readdir(path.join(ROOT, 'deploy/grafana', directory))).sort(),
+      files ?? (await readdir(path.join(ROOT, 'deploy/grafana', directory))).sort(),
     );
   };
-  await provisioned('/etc/grafana/provisioning/datasources', 'provisioning/datasources');
-  await provisioned('/etc/grafana/provisioning/dashboards', 'provisioning/dashboards');
-  await provisioned('/etc/grafana/provisioning/alerting', 'provisioning/alerting');
-  await provisioned('/var/lib/grafana/dashboards/kalypso', 'dashboards');
+  const container = pod.containers[0];
+  await provisioned(container, '/etc/grafana/provisioning/datasources', 'provisioning/datasources');
+  await provisioned(container, '/etc/grafana/provisioning/dashboards', 'provisioning/dashboards');
+  await provisioned(container, '/var/lib/grafana/dashboards/kalypso', 'dashboards');
+  // Alerting: an init container runs select-alerting.sh from the committed files into a directory
+  // Grafana reads (test/grafana/alerts.test.ts runs the script itself), with Grafana's optional
+  // alerting Secret, which both containers get.
+  const init = pod.initContainers.find((candidate: any) => candidate.name === 'select-alerting');
+  await provisioned(init, '/kalypso/provisioning/alerting', 'provisioning/alerting');
+  await provisioned(init, '/kalypso/provisioning/alerting-webhook', 'provisioning/alerting-webhook');
+  await provisioned(init, '/kalypso/scripts', '.', ['select-alerting.sh']);
+  expect(init.command).toEqual(['sh', '/kalypso/scripts/select-alerting.sh', '/kalypso/provisioning', '/etc/grafana/provisioning/alerting']);
+  expect(init.image).toBe(container.image);
+  expect(pod.volumes.find((volume: any) => volume.name === 'alerting').emptyDir).toEqual({});
+  expect(mountsOf(init)['alerting']).toBe('/etc/grafana/provisioning/alerting');
+  expect(mountsOf(container)['alerting']).toBe('/etc/grafana/provisioning/alerting');
+  for (const each of [init, container]) {
+    expect(each.envFrom).toContainEqual({ secretRef: { name: 'kalypso-grafana-alerting', optional: true } });
+  }
   // The dashboard provider reads the directory the dashboards are mounted in.
   const provider = YAML.parse(await readFile(path.join(ROOT, 'deploy/grafana/provisioning/dashboards/kalypso.yaml'), 'utf8'));
   expect(provider.providers[0].options.path).toBe('/var/lib/grafana/dashboards/kalypso');

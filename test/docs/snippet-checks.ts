@@ -136,7 +136,8 @@ export function secretsReferenced(objects: readonly any[]): Map<string, Set<stri
     for (const volume of pod.volumes ?? []) if (volume.secret?.secretName !== undefined) note(volume.secret.secretName);
     for (const container of [...(pod.containers ?? []), ...(pod.initContainers ?? [])]) {
       for (const env of container.env ?? []) if (env.valueFrom?.secretKeyRef !== undefined) note(env.valueFrom.secretKeyRef.name, env.valueFrom.secretKeyRef.key);
-      for (const from of container.envFrom ?? []) if (from.secretRef !== undefined) note(from.secretRef.name);
+      // An optional Secret (Grafana's alerting settings) is one the pod starts without.
+      for (const from of container.envFrom ?? []) if (from.secretRef !== undefined && from.secretRef.optional !== true) note(from.secretRef.name);
     }
   }
   return referenced;

@@ -11,12 +11,13 @@
 // (kubectl apply, kustomize edit, port-forward), a stand-in shell function says so and hands what
 // the command would apply to the real renderer (`kubectl kustomize`, `--dry-run=client`).
 import { spawn } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import YAML from 'yaml';
+import { ALERT_RULES, CONTACT_POINT } from '../../scripts/grafana-alerts.ts';
 import { loadArgConfig } from '../../src/sources/resource-graph/arg-config.ts';
 import { loadNotifications } from '../../src/notify/notifications-file.ts';
 import { signature } from '../../src/notify/providers/webhook.ts';
@@ -513,6 +514,56 @@ const CASES: Record<string, Case> = {
       await admin.end();
     }
   },
+
+  // docs/alerts.md
+  'alerts-secret': async (block, context) => {
+    if (!kubectlAvailable) return context.skip('kubectl is not installed');
+    const output = path.join(await workDirectory('alerting-secret'), 'applied.yaml');
+    const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, { env: { KUBECTL_APPLIED: output } });
+    expect(result.code, result.stderr).toBe(0);
+    const [secret] = await applied(output);
+    // The Secret both Grafana containers read (optional: without it nothing is sent).
+    const grafana = (await kustomize(path.join(REPO, 'deploy/overlays/dev'))).find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-grafana');
+    for (const container of [...grafana.spec.template.spec.initContainers, ...grafana.spec.template.spec.containers]) {
+      expect(container.envFrom).toContainEqual({ secretRef: { name: secret.metadata.name, optional: true } });
+    }
+    const values = Object.fromEntries(Object.entries(secret.data as Record<string, string>).map(([key, value]) => [key, Buffer.from(value, 'base64').toString()]));
+    expect(Object.keys(values).sort()).toEqual(['KALYPSO_ALERT_WEBHOOK_URL', 'KALYPSO_PUBLIC_URL']);
+    // What the init container then provisions with them.
+    const target = await workDirectory('alerting');
+    const selected = await env.shell(`deploy/grafana/select-alerting.sh deploy/grafana/provisioning ${target}`, { env: values });
+    expect(selected.code, selected.stderr).toBe(0);
+    expect(YAML.parse(await readFile(path.join(target, 'kalypso-contact-point.yaml'), 'utf8')).contactPoints[0].receivers[0].type).toBe('slack');
+  },
+  'alerts-select': async (block) => {
+    const grafana = await workDirectory('grafana-provisioning');
+    await mkdir(path.join(grafana, 'alerting'));
+    const result = await env.shell(block.content, { env: { GRAFANA_PROVISIONING: grafana } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toContain('XXXXXXXX');
+    expect((await readdir(path.join(grafana, 'alerting'))).sort()).toEqual(['kalypso-alerts.yaml', 'kalypso-contact-point.yaml']);
+    const rules = YAML.parse(await readFile(path.join(grafana, 'alerting/kalypso-alerts.yaml'), 'utf8'));
+    expect(rules.groups[0].rules[0].notification_settings.receiver).toBe(CONTACT_POINT);
+  },
+  'alerts-thresholds': async (block) => {
+    const direct = await env.asReader(async (client) => (await client.query(block.content)).rows);
+    expect(direct).toHaveLength(1);
+    expect(Object.keys(direct[0])).toEqual(['stale_after', 'rollout_window', 'off_commit_after']);
+    // The test hub runs with the defaults.
+    expect(direct[0].rollout_window).toMatchObject({ minutes: 30 });
+    expect(direct[0].off_commit_after).toMatchObject({ hours: 1 });
+  },
+  ...Object.fromEntries(
+    ALERT_RULES.map((rule): [string, Case] => [
+      `alert-sql-${rule.runbook}`,
+      async (block) => {
+        // The query the provisioned rule runs, word for word, and it runs as Grafana's role.
+        expect(block.content.trim()).toBe(rule.sql);
+        const result = await env.asReader((client) => client.query(block.content));
+        expect(result.fields.map((field) => field.name)).toEqual([...rule.labels, rule.value]);
+      },
+    ]),
+  ),
 
   // docs/configuration.md
   'config-precedence': async (block) => {

@@ -62,6 +62,13 @@ function reconciler(name: string, deployment: Record<string, unknown>, spec: Rec
   };
 }
 
+/** kalypso_kube_watch_errors_total of one resource, as the hub's /metrics says it (0 before the first). */
+async function watchErrors(resource: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${hub.ports.http}/metrics`)).text();
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`kalypso_kube_watch_errors_total{resource="${resource}"}`));
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+}
+
 const ready = (object: any) => object?.status?.conditions?.find((condition: any) => condition.type === 'Ready');
 
 beforeAll(async () => {
@@ -359,14 +366,17 @@ describe('AzureResourceGraph', () => {
 });
 
 describe('watch resilience', () => {
-  it('reconnects after connections drop abruptly, without a tight loop', async () => {
+  it('reconnects after connections drop abruptly, without a tight loop, and counts the broken watch in /metrics', async () => {
     const before = api.watchRequests('reconcilers');
+    const errorsBefore = await watchErrors('reconcilers');
     api.closeWatches({ abrupt: true });
     clock += 1_000;
     api.apply(RECONCILERS, reconciler('after-drop', { gitOpsCommitId: HEX, status: 'success' }));
     await waitFor(async () => (await stateOf('host-after-drop')) !== undefined, 'a change made after the drop', 15_000);
     // One restart (with backoff), not a storm.
     expect(api.watchRequests('reconcilers') - before).toBeLessThanOrEqual(3);
+    // What the PrometheusRule's KalypsoCrdWatchFailing counts (deploy/prometheus/kalypso-hub-rules.yaml).
+    expect(await watchErrors('reconcilers')).toBeGreaterThan(errorsBefore);
   });
 
   it('re-watches after graceful stream ends with backoff, not in a tight loop', async () => {

@@ -10,6 +10,7 @@ import type { ResourceGraphPollers } from '../resource-graph/resource-graph-poll
 import { type QueueKey, queueKeyId, type Reconciled } from './kind-reconciler.ts';
 import type { KindContext, KindController, KindSetup, WatchedKind } from './kind-setup.ts';
 import { KUBE_KINDS } from './kube-kinds.ts';
+import type { KubeMetrics } from './kube-metrics.ts';
 import { collectionPath, type ResourceType } from './kube-objects.ts';
 import { type KindSettings, KUBE_TUNING } from './kube-settings.ts';
 import { ResilientInformer } from './resilient-informer.ts';
@@ -29,6 +30,7 @@ export interface KubeControllerOptions {
   readonly confirmEveryMs: number;
   /** The hub's clock: confirmations are observations at its now. */
   readonly clock: () => Date;
+  readonly metrics?: KubeMetrics;
 }
 
 type ChangeHandler = (key: string, object: KubeObject | undefined, previous: KubeObject | undefined) => void;
@@ -143,6 +145,7 @@ export class KubeController {
             onChange: (key, object, previous) => {
               for (const handler of handlers) handler(key, object, previous);
             },
+            onError: () => this.#options.metrics?.watchErrors.inc({ resource: kind.type.plural }),
           },
           this.#log,
         ),

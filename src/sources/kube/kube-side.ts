@@ -5,6 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
 import type { ResourceGraphPollers, SecretReader } from '../resource-graph/resource-graph-pollers.ts';
 import { IN_CLUSTER_CONFIG_NAME, type KubeOverrides, kubeOptionsFrom, type KubeWatcherConfig } from './kube-settings.ts';
+import type { KubeMetrics } from './kube-metrics.ts';
 import { KubeSource } from './kube-source.ts';
 import { kubeSecretReader } from './secret-reader.ts';
 
@@ -20,6 +21,7 @@ export function kubeSideFor(
   overrides: KubeOverrides,
   pollers: ResourceGraphPollers,
   log: Logger,
+  metrics?: KubeMetrics,
 ): KubeSide {
   const options = kubeOptionsFrom(config, clock, overrides, kubeConfig.getCurrentCluster()?.name);
   if (options.kinds.argocd !== 'off' && options.kinds.clusterName === IN_CLUSTER_CONFIG_NAME) {
@@ -29,7 +31,7 @@ export function kubeSideFor(
     );
   }
   return {
-    source: new KubeSource(kubeConfig, options, pollers, log),
+    source: new KubeSource(kubeConfig, metrics === undefined ? options : { ...options, metrics }, pollers, log),
     readSecret: kubeSecretReader(kubeConfig),
   };
 }

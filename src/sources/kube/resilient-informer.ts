@@ -20,6 +20,8 @@ export interface InformerOptions {
   readonly whenServed?: boolean;
   /** Called with the object's key and the object, or undefined when it was deleted. */
   readonly onChange: (key: string, object: KubeObject | undefined, previous: KubeObject | undefined) => void;
+  /** Told of every failed list or broken watch, before the restart is scheduled (metrics). */
+  readonly onError?: (error: unknown) => void;
 }
 
 export class ResilientInformer {
@@ -104,6 +106,8 @@ export class ResilientInformer {
   #scheduleRestart(error: unknown): void {
     if (this.#stopped) return;
     const notServed = this.#options.whenServed === true && isNotFound(error);
+    // A kind the API server does not serve (not installed) is no watch error.
+    if (!notServed) this.#options.onError?.(error);
     const delay = notServed ? this.#options.resyncMs : this.#backoff.next();
     if (!notServed) this.#log.warn({ err: error instanceof Error ? error.message : String(error), retryInMs: delay }, 'watch failed; restarting');
     else if (!this.#notServed) this.#log.info({ retryInMs: delay }, 'not served by the API server (not installed): not watched; looking again later');
