@@ -38,7 +38,8 @@ export async function judgeSubject(db: Kysely<HubDatabase>, subject: Subject, co
 }
 
 async function environmentView(db: Kysely<HubDatabase>, subject: Subject, context: ReportContext): Promise<GateView> {
-  const gate = await environmentGateReport(db, context, subject.environment, subject.commit);
+  // Every subscriber and target: the description names the failing hosts, and the next look depends on all of them.
+  const { answer: gate } = await environmentGateReport(db, context, subject.environment, subject.commit, { limit: undefined });
   const { total, succeeded, failed, inProgress, stale } = gate;
   return {
     counts: { total, succeeded, failed, inProgress, stale },
@@ -54,7 +55,7 @@ async function sourceView(db: Kysely<HubDatabase>, subject: Subject, context: Re
   if (rollouts.length === 0) return undefined;
   const gates = await Promise.all(
     [...new Map(rollouts.map((rollout) => [`${rollout.endpoint}\u0000${rollout.commit}`, rollout])).values()].map((rollout) =>
-      rolloutGateReport(db, context, rollout.endpoint, rollout.commit),
+      rolloutGateReport(db, context, rollout.endpoint, rollout.commit, { limit: undefined }),
     ),
   );
   const subscribers = [...new Map(gates.flatMap((gate) => gate.subscribers).map((subscriber) => [`${subscriber.host}\u0000${subscriber.reconciler}`, subscriber])).values()];

@@ -293,6 +293,41 @@ describe('the environment gate', () => {
     expect(answer.targets.map((t: any) => t.manifestsEndpoint)).toEqual([app.endpoint('api')]);
   });
 
+  it('pages its subscribers and targets beyond limit, those holding the rollout up first, with every count on every page', async () => {
+    const branch = new Branch();
+    const commit = randomCommit();
+    const targets = ['a', 'b', 'c', 'd'];
+    await send(targets.map((target) => branch.descriptor(target, '1.0', commit, 0)));
+    const fleet = targets.flatMap((target) => [1, 2].map((n): [string, string] => [`p-${target}-${n}`, target]));
+    // c holds the rollout up with a failure; p-d-1 has only ever applied another commit.
+    await send([...branch.applied(fleet.filter(([host]) => host !== 'p-d-1'), commit, 1), branch.state('p-d-1', 'd', randomCommit(), 'success', 1)]);
+    await send([branch.state('p-c-2', 'c', commit, 'failure', 4)]);
+    const ask = (query: Record<string, string>) => gate({ environment: branch.environment, commit, ...query });
+    const whole = (await ask({})).body;
+    expect(whole).toMatchObject({ total: 8, succeeded: 6, failed: 1, inProgress: 1, targetsTotal: 4, nextCursor: null, nextTargetsCursor: null });
+    expect(whole.subscribers.slice(0, 2).map((s: any) => [s.host, s.status])).toEqual([
+      ['p-c-2', 'failure'],
+      ['p-d-1', 'in_progress'],
+    ]);
+    expect(whole.targets.map((t: any) => t.workload)).toEqual(['c', 'd', 'a', 'b']);
+
+    const subscribers: string[] = [];
+    const pagedTargets: string[] = [];
+    let query: Record<string, string> = { limit: '3' };
+    for (let pages = 0; pages < 10; pages += 1) {
+      const page = (await ask(query)).body;
+      expect(page).toMatchObject({ total: 8, succeeded: 6, failed: 1, inProgress: 1, targetsTotal: 4 });
+      subscribers.push(...page.subscribers.map((s: any) => s.host));
+      // Targets: those of the first page, then of each page their own cursor asked for.
+      if (!('cursor' in query) || 'targetsCursor' in query) pagedTargets.push(...page.targets.map((t: any) => t.workload));
+      if (page.nextCursor === null) break;
+      query = { limit: '3', cursor: page.nextCursor, ...(page.nextTargetsCursor === null ? {} : { targetsCursor: page.nextTargetsCursor }) };
+    }
+    expect(subscribers).toEqual(whole.subscribers.map((s: any) => s.host));
+    expect(pagedTargets).toEqual(['c', 'd', 'a', 'b']);
+    expect((await ask({ targetsCursor: 'nonsense' })).body.error.message).toMatch(/^targetsCursor: /);
+  });
+
   it('answers 404 for an unknown environment and 400 without a scope', async () => {
     expect((await gate({ environment: randomName('nowhere'), commit: randomCommit() })).status).toBe(404);
     expect((await gate({ commit: randomCommit() })).body.error.message).toMatch(/^manifestsEndpoint, environment: /);
