@@ -214,7 +214,7 @@ describe('the promotion check of an environment of this fleet', () => {
     );
     await page.click('.pager.subscribers a[rel="next"]');
     await page.waitForURL((url) => url.searchParams.get('cursor') !== null);
-    await page.waitForFunction((host) => document.querySelector('table.subscribers tbody tr')?.getAttribute('data-host') !== host, first[0]![0]);
+    await page.waitForFunction(`document.querySelector('table.subscribers tbody tr')?.getAttribute('data-host') !== ${JSON.stringify(first[0]![0])}`);
     expect(await shown()).toEqual(answer.subscribers.slice(PAGE, 2 * PAGE).map((subscriber) => [subscriber.host, subscriber.status]));
     await page.click('.pager.subscribers a.first');
     await page.waitForURL((url) => url.searchParams.get('cursor') === null);
