@@ -29,6 +29,9 @@ export async function refreshSummaries(
   return await underRefreshLock(db, 'kalypso_summary_refresh', options.wait, async (trx) => {
     const result = await sql<SummaryRefresh>`
       SELECT reconcilers, hosts FROM kalypso_refresh_summaries(${options.everything === true}, ${options.at}::timestamptz)`.execute(trx);
+    // The transitions counted per minute (schema/0028): readers read the queue too, so this only
+    // keeps it short.
+    await sql`SELECT kalypso_fold_transition_counts()`.execute(trx);
     return result.rows[0]!;
   });
 }
