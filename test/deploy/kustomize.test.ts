@@ -8,15 +8,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { k8sTools } from '../../scripts/k8s-tools.ts';
 import { resolveHubConfig } from '../../src/settings.ts';
 
 const run = promisify(execFile);
 const DEFAULTS = resolveHubConfig([], {});
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const kubectl = await run('kubectl', ['version', '--client']).then(
-  () => true,
-  () => false,
-);
 
 interface K8sObject {
   apiVersion: string;
@@ -27,7 +24,7 @@ interface K8sObject {
 }
 
 async function render(overlay: string): Promise<K8sObject[]> {
-  const { stdout } = await run('kubectl', ['kustomize', path.join(ROOT, 'deploy/overlays', overlay)], { maxBuffer: 32 * 1024 * 1024 });
+  const { stdout } = await run((await k8sTools()).kubectl, ['kustomize', path.join(ROOT, 'deploy/overlays', overlay)], { maxBuffer: 32 * 1024 * 1024 });
   return YAML.parseAllDocuments(stdout).map((document) => document.toJS() as K8sObject);
 }
 
@@ -161,7 +158,7 @@ async function checkGrafana(objects: K8sObject[]): Promise<void> {
   expect(provider.providers[0].options.path).toBe('/var/lib/grafana/dashboards/kalypso');
 }
 
-describe.skipIf(!kubectl)('kustomize overlays (kubectl kustomize)', () => {
+describe('kustomize overlays (kubectl kustomize)', () => {
   it('dev: the hub, PostgreSQL as a StatefulSet and Grafana, all wired up', async () => {
     const objects = await render('dev');
     checkHub(objects);

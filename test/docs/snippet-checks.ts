@@ -7,19 +7,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import YAML from 'yaml';
+import { k8sTools } from '../../scripts/k8s-tools.ts';
 import { REPO } from './markdown.ts';
 
 const run = promisify(execFile);
 
-/** Whether `kubectl` runs here (its `kustomize` renders without a cluster). */
-export const kubectlAvailable: boolean = await run('kubectl', ['version', '--client']).then(
-  () => true,
-  () => false,
-);
-
-/** `kubectl kustomize <directory>`: the objects an `apply -k` of it would send. */
+/** `kubectl kustomize <directory>` (the kubectl of npm run k8s-tools): the objects an `apply -k` of it would send. */
 export async function kustomize(directory: string): Promise<any[]> {
-  const { stdout } = await run('kubectl', ['kustomize', directory], { maxBuffer: 32 * 1024 * 1024 });
+  const { stdout } = await run((await k8sTools()).kubectl, ['kustomize', directory], { maxBuffer: 32 * 1024 * 1024 });
   return YAML.parseAllDocuments(stdout).map((document) => document.toJS());
 }
 

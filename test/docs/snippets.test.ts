@@ -33,7 +33,6 @@ import { type CodeBlock, codeBlocks, documentationFiles, REPO } from './markdown
 import {
   collectorConfigProblems,
   hubResourceErrors,
-  kubectlAvailable,
   kustomize,
   secretsCreated,
   secretsReferenced,
@@ -336,8 +335,7 @@ const CASES: Record<string, Case> = {
   },
 
   // docs/kubernetes.md
-  'kube-install-crds': async (block, context) => {
-    if (!kubectlAvailable) return context.skip('kubectl is not installed: kustomize cannot render crds/');
+  'kube-install-crds': async (block) => {
     const directory = await workDirectory('kubectl');
     const output = path.join(directory, 'applied.yaml');
     const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, { env: { KUBECTL_APPLIED: output } });
@@ -511,8 +509,7 @@ const CASES: Record<string, Case> = {
   },
 
   // docs/install-aks.md
-  'aks-secrets': async (block, context) => {
-    if (!kubectlAvailable) return context.skip('kubectl is not installed');
+  'aks-secrets': async (block) => {
     const output = path.join(await workDirectory('secrets'), 'applied.yaml');
     const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, {
       env: { KUBECTL_APPLIED: output, PG: 'kalypso-pg-1', HUB_DB_PASSWORD: 'hub-secret', GRAFANA_DB_PASSWORD: 'grafana-secret', GRAFANA_ADMIN_PASSWORD: 'admin-secret' },
@@ -528,8 +525,7 @@ const CASES: Record<string, Case> = {
     expect([...created.keys()].sort()).toEqual(needed.map(([name]) => name).sort());
     for (const [name, keys] of needed) expect(created.get(name), name).toEqual(expect.arrayContaining([...keys]));
   },
-  'aks-certificate': async (block, context) => {
-    if (!kubectlAvailable) return context.skip('kubectl is not installed');
+  'aks-certificate': async (block) => {
     const certificate = YAML.parse(block.content);
     expect(certificate).toMatchObject({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { namespace: 'kalypso-system' } });
     const objects = await renderedAks();
@@ -537,8 +533,7 @@ const CASES: Record<string, Case> = {
     const otlp = objects.find((object) => object.kind === 'Service' && object.metadata.name === 'kalypso-hub-otlp');
     expect(certificate.spec.dnsNames).toContain(`${otlp.metadata.name}.${otlp.metadata.namespace}.svc`);
   },
-  'aks-overlay': async (block, context) => {
-    if (!kubectlAvailable) return context.skip('kubectl is not installed');
+  'aks-overlay': async (block) => {
     // "Copy deploy/overlays/aks into your GitOps repository": here beside the overlay it includes.
     const copy = await workDirectory('gitops');
     await cp(path.join(REPO, 'deploy'), path.join(copy, 'deploy'), { recursive: true });
@@ -573,11 +568,9 @@ const CASES: Record<string, Case> = {
     // curl prints no newline of its own: the second answer follows the first on the same line.
     expect(result.stdout.startsWith(/# (\{.*\})/.exec(block.content)![1]!)).toBe(true);
     expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('}') + 1)).items.length).toBeGreaterThan(0);
-    if (kubectlAvailable) {
-      const services = (await renderedAks()).filter((object) => object.kind === 'Service');
-      for (const [name, port] of [['kalypso-hub-api', 8080], ['kalypso-grafana', 3000]] as const) {
-        expect(services.find((service) => service.metadata.name === name)?.spec.ports.map((entry: any) => entry.port), name).toContain(port);
-      }
+    const services = (await renderedAks()).filter((object) => object.kind === 'Service');
+    for (const [name, port] of [['kalypso-hub-api', 8080], ['kalypso-grafana', 3000]] as const) {
+      expect(services.find((service) => service.metadata.name === name)?.spec.ports.map((entry: any) => entry.port), name).toContain(port);
     }
   },
 };
