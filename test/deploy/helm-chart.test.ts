@@ -563,6 +563,25 @@ describe('settings', () => {
   });
 });
 
+describe('docs/deploying.md', () => {
+  it('names every value of values.yaml in its table', async () => {
+    const values = YAML.parse(await readFile(path.join(CHART, 'values.yaml'), 'utf8'));
+    // Maps the chart passes through whole (resources, security contexts, settings) are one value.
+    const whole = new Set(['settings', 'resources', 'podSecurityContext', 'securityContext', 'tlsConfig', 'nodeSelector', 'affinity', 'annotations', 'labels', 'podAnnotations', 'podLabels']);
+    const paths: string[] = [];
+    const walk = (node: Record<string, unknown>, prefix: string): void => {
+      for (const [key, value] of Object.entries(node)) {
+        const at = prefix === '' ? key : `${prefix}.${key}`;
+        if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0 && !whole.has(key)) walk(value as Record<string, unknown>, at);
+        else paths.push(at);
+      }
+    };
+    walk(values, '');
+    const guide = await readFile(path.join(REPO, 'docs/deploying.md'), 'utf8');
+    expect(paths.filter((value) => !guide.includes(`\`${value}\``))).toEqual([]);
+  });
+});
+
 describe('packaging', () => {
   it('the chart’s CRDs are crds/ (links), and `helm package` carries them and the Grafana files as files', async () => {
     const { stdout } = await helm(['show', 'crds', CHART]);

@@ -1,22 +1,11 @@
 // Checks for the docs' blocks that cannot run here as written (no cluster, no collector binary, no
 // Azure): each validates what the command would apply, with the same rules the real consumer
-// applies — the CRDs' schemas, the collector's wiring, kustomize's rendering.
-import { execFile } from 'node:child_process';
+// applies — the CRDs' schemas, the collector's wiring, the Secrets a rendered chart reads.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import YAML from 'yaml';
-import { k8sTools } from '../../scripts/k8s-tools.ts';
 import { REPO } from './markdown.ts';
-
-const run = promisify(execFile);
-
-/** `kubectl kustomize <directory>` (the kubectl of npm run k8s-tools): the objects an `apply -k` of it would send. */
-export async function kustomize(directory: string): Promise<any[]> {
-  const { stdout } = await run((await k8sTools()).kubectl, ['kustomize', directory], { maxBuffer: 32 * 1024 * 1024 });
-  return YAML.parseAllDocuments(stdout).map((document) => document.toJS());
-}
 
 /** JSON Schema from a CRD's openAPIV3Schema, the Kubernetes extensions removed. */
 function jsonSchema(node: any): any {

@@ -8,10 +8,11 @@
 // PostgreSQL's); SQL runs as kalypso_reader on the hub's database; resources go through the CRDs'
 // schemas and the Kubernetes API server stand-in to the hub's watcher; pipeline YAML runs its
 // steps' scripts with the pipeline's expressions filled in. Where a tool needs a cluster or Azure
-// (kubectl apply, kustomize edit, port-forward), a stand-in shell function says so and hands what
-// the command would apply to the real renderer (`kubectl kustomize`, `--dry-run=client`).
+// (kubectl apply, helm install, port-forward), a stand-in shell function says so and hands what
+// the command would apply to the real renderer (`kubectl kustomize`, `--dry-run=client`, `helm
+// template`).
 import { spawn } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -24,7 +25,9 @@ import { normalizeDescriptorSpec } from '../../src/normalize/deployment-descript
 import { parseResourceGraphSpec } from '../../src/normalize/kube-resources.ts';
 import { DEPLOYMENT_DESCRIPTORS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
 import { apiGet } from '../support/api-get.ts';
+import { type KubeObject, renderChart } from '../support/helm-chart.ts';
 import { readyzStatus } from '../support/hub-process.ts';
+import { kubeSchemaErrors } from '../support/kube-schemas.ts';
 import { freePort } from '../support/ports.ts';
 import { randomCommit } from '../support/random-ids.ts';
 import { createTestDatabase } from '../support/test-database.ts';
@@ -33,7 +36,6 @@ import { type CodeBlock, codeBlocks, documentationFiles, REPO } from './markdown
 import {
   collectorConfigProblems,
   hubResourceErrors,
-  kustomize,
   secretsCreated,
   secretsReferenced,
   treePaths,
@@ -63,31 +65,39 @@ function needs(context: TestContext, ...tools: (keyof typeof TOOLS)[]): void {
 let env: SnippetEnvironment;
 let scratch: string;
 
-/** A fresh directory for one case's files (descriptor-spec.json, sources.yaml, an overlay copy). */
+/** A fresh directory for one case's files (descriptor-spec.json, sources.yaml, a values file). */
 async function workDirectory(name: string): Promise<string> {
   return mkdtemp(path.join(scratch, `${name}-`));
 }
 
 /**
- * Stand-ins for the parts of kubectl and kustomize that need a cluster, as bash functions defined
- * before a block runs: what `apply -k` and `create secret` would send is rendered by the real
- * kubectl (kustomize, --dry-run=client) into $KUBECTL_APPLIED; port-forward and rollout status
- * have nothing to do without a cluster (the test hub plays the forwarded Service).
+ * Stand-ins for the parts of kubectl and helm that need a cluster, as bash functions defined
+ * before a block runs: what `apply` and `create secret` would send is rendered by the real kubectl
+ * (kustomize, --dry-run=client) into $KUBECTL_APPLIED, what `helm install` / `helm upgrade
+ * [--install]` would install by the real `helm template` with the same arguments; `delete` is
+ * written to $KUBECTL_DELETED; port-forward, rollout status and helm uninstall have nothing to do
+ * without a cluster (the test hub plays the forwarded Service). Other helm commands (show,
+ * template) run as written: they need no cluster.
  */
 const CLUSTER_STAND_INS = [
   'kubectl() {',
   '  case "$*" in',
   '    "apply -k "*) command kubectl kustomize "$3" >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
+  '    "apply --server-side -f -"|"apply --server-side --force-conflicts -f -") cat >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
   '    *" create namespace "*|"create namespace "*) echo "namespace/${*: -1} (stand-in: no cluster)" ;;',
   '    *" create secret generic "*) command kubectl "$@" --dry-run=client -o yaml >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
+  '    *" delete "*) echo "$*" >> "$KUBECTL_DELETED" ;;',
   '    *" port-forward "*|*" rollout status "*) : ;;',
   '    *) echo "stand-in kubectl: \'$*\' needs a cluster" >&2; return 99 ;;',
   '  esac',
   '}',
-  'kustomize() {',
-  '  [ "$1 $2 $3" = "edit set image" ] || { echo "stand-in kustomize: \'$*\'" >&2; return 99; }',
-  '  local name="${4%%=*}" image="${4#*=}"',
-  '  printf \'images:\\n  - name: %s\\n    newName: %s\\n    newTag: %s\\n\' "$name" "${image%:*}" "${image##*:}" >> kustomization.yaml',
+  'helm() {',
+  '  case "$1" in',
+  '    install) shift; command helm template "$@" >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
+  '    upgrade) shift; [ "$1" != --install ] || shift; command helm template "$@" >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
+  '    uninstall) echo "release $2 uninstalled (stand-in: no cluster)" ;;',
+  '    *) command helm "$@" ;;',
+  '  esac',
   '}',
 ].join('\n');
 
@@ -131,8 +141,36 @@ async function targetState(environment: string): Promise<any> {
   return answer.status === 200 ? answer.body.items.find((item: any) => item.workload === 'my-service' && item.deploymentTarget === 'main') : undefined;
 }
 
-async function renderedAks(): Promise<any[]> {
-  return kustomize(path.join(REPO, 'deploy/overlays/aks'));
+/** The chart as docs/install-aks.md installs it: its values file (the identity's client id as written). */
+async function renderedAks(): Promise<KubeObject[]> {
+  return (await renderChart(YAML.parse(snippet('aks-values').content))).objects;
+}
+
+/** Runs a block with the cluster stand-ins in `directory`; what it would apply and delete. */
+async function withStandIns(block: CodeBlock, directory: string, variables: Record<string, string> = {}): Promise<{ applied: KubeObject[]; deleted: string[] }> {
+  const output = path.join(directory, 'applied.yaml');
+  const deletions = path.join(directory, 'deleted.txt');
+  await writeFile(output, '');
+  await writeFile(deletions, '');
+  const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, { cwd: directory, env: { KUBECTL_APPLIED: output, KUBECTL_DELETED: deletions, ...variables } });
+  expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+  return { applied: await applied(output), deleted: (await readFile(deletions, 'utf8')).split('\n').filter((line) => line !== '') };
+}
+
+/** A scratch directory where `deploy/helm/…` and `crds/` resolve as in a checkout. */
+async function inCheckout(name: string): Promise<string> {
+  const directory = await workDirectory(name);
+  for (const entry of ['deploy', 'crds']) await symlink(path.join(REPO, entry), path.join(directory, entry));
+  return directory;
+}
+
+/** What `helm install kalypso … --namespace kalypso-system` installs with the defaults holds together. */
+function checkDefaultInstall(objects: readonly KubeObject[]): void {
+  const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub');
+  expect(hub?.metadata.namespace).toBe('kalypso-system');
+  expect(objects.find((object) => object.kind === 'StatefulSet')?.metadata.name, 'the bundled PostgreSQL').toBe('kalypso-postgresql');
+  const api = objects.find((object) => object.kind === 'Service' && object.metadata.name === 'kalypso-hub-api');
+  expect(api?.['spec'].ports.map((port: any) => port.port)).toEqual([8080]);
 }
 
 type Case = (block: CodeBlock, context: TestContext) => Promise<void> | void;
@@ -508,6 +546,61 @@ const CASES: Record<string, Case> = {
     expect(missing, 'the layout names what is not there').toEqual([]);
   },
 
+  // README and docs/deploying.md: the Helm chart
+  'readme-helm-install': async (block) => {
+    const { applied: objects } = await withStandIns(block, await inCheckout('readme-helm'));
+    checkDefaultInstall(objects);
+  },
+  'deploy-install': async (block) => {
+    const { applied: objects } = await withStandIns(block, await inCheckout('deploy-install'));
+    checkDefaultInstall(objects);
+    const forwarded = /port-forward svc\/(\S+) (\d+)/.exec(block.content)!;
+    const service = objects.find((object) => object.kind === 'Service' && object.metadata.name === forwarded[1]);
+    expect(service?.['spec'].ports.map((port: any) => String(port.port))).toContain(forwarded[2]);
+  },
+  'deploy-production-values': async (block) => {
+    const { objects } = await renderChart(YAML.parse(block.content));
+    for (const object of objects) expect(await kubeSchemaErrors(object)).toEqual([]);
+    // Every Secret the pods read and the chart does not render is one the block's comments name.
+    const rendered = new Set(objects.filter((object) => object.kind === 'Secret').map((object) => object.metadata.name));
+    const yours = [...secretsReferenced(objects).keys()].filter((name) => !rendered.has(name));
+    expect(yours.sort()).toEqual(['kalypso-database', 'kalypso-grafana-admin', 'kalypso-grafana-database', 'kalypso-hub-tls', 'kalypso-hub-tokens']);
+    expect(objects.filter((object) => object.kind === 'StatefulSet')).toEqual([]);
+    for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'ServiceMonitor', 'PrometheusRule']) expect(objects.map((object) => object.kind), kind).toContain(kind);
+  },
+  'deploy-upgrade': async (block) => {
+    const directory = await inCheckout('deploy-upgrade');
+    await writeFile(path.join(directory, 'values-production.yaml'), snippet('deploy-production-values').content);
+    const { applied: objects } = await withStandIns(block, directory);
+    expect(objects.filter((object) => object.kind === 'CustomResourceDefinition').map((crd) => crd.metadata.name).sort()).toEqual([
+      'azureresourcegraphs.hub.kalypso.io',
+      'deploymentdescriptors.hub.kalypso.io',
+      'reconcilers.hub.kalypso.io',
+    ]);
+    expect(objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')).toBeDefined();
+    expect(objects.filter((object) => object.kind === 'StatefulSet'), 'the production values: no bundled database').toEqual([]);
+  },
+  'deploy-uninstall': async (block) => {
+    const { deleted } = await withStandIns(block, await workDirectory('deploy-uninstall'));
+    // Exactly what the chart leaves behind: the claim of its StatefulSet and the Secrets it keeps.
+    const { objects } = await renderChart();
+    const postgres = objects.find((object) => object.kind === 'StatefulSet')!;
+    const claim = `${postgres['spec'].volumeClaimTemplates[0].metadata.name}-${postgres.metadata.name}-0`;
+    const kept = objects.filter((object) => object.metadata.annotations?.['helm.sh/resource-policy'] === 'keep');
+    expect(kept.every((object) => object.kind === 'Secret')).toBe(true);
+    expect(deleted[0]).toBe(`-n kalypso-system delete pvc ${claim}`);
+    expect(deleted[1]!.replace('-n kalypso-system delete secret ', '').split(' ').sort()).toEqual(kept.map((secret) => secret.metadata.name).sort());
+    expect(deleted).toHaveLength(2);
+  },
+  'deploy-template': async (block) => {
+    const directory = await inCheckout('deploy-template');
+    await writeFile(path.join(directory, 'values-production.yaml'), snippet('deploy-production-values').content);
+    await withStandIns(block, directory);
+    const objects = await applied(path.join(directory, 'kalypso.yaml'));
+    expect(objects.filter((object) => object.kind === 'CustomResourceDefinition')).toHaveLength(3);
+    expect(objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')?.metadata.namespace).toBe('kalypso-system');
+  },
+
   // docs/install-aks.md
   'aks-secrets': async (block) => {
     const output = path.join(await workDirectory('secrets'), 'applied.yaml');
@@ -517,7 +610,7 @@ const CASES: Record<string, Case> = {
     expect(result.code, result.stderr).toBe(0);
     const created = new Map((await applied(output)).map((secret) => [secret.metadata.name as string, Object.keys(secret.data ?? {}).sort()]));
     expect(created).toEqual(new Map([...secretsCreated(block.content)].map(([name, keys]) => [name, keys.sort()])));
-    // Exactly the Secrets the aks overlay's pods read and does not render itself, with their keys
+    // Exactly the Secrets the pods of the chart with aks-values.yaml read and it does not render, with their keys
     // (kalypso-hub-tls comes from the Certificate below).
     const objects = await renderedAks();
     const rendered = new Set(objects.filter((object) => object.kind === 'Secret').map((object) => object.metadata.name));
@@ -530,27 +623,37 @@ const CASES: Record<string, Case> = {
     expect(certificate).toMatchObject({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { namespace: 'kalypso-system' } });
     const objects = await renderedAks();
     expect([...secretsReferenced(objects).keys()], 'the hub mounts the Secret cert-manager writes').toContain(certificate.spec.secretName);
-    const otlp = objects.find((object) => object.kind === 'Service' && object.metadata.name === 'kalypso-hub-otlp');
+    const otlp = objects.find((object) => object.kind === 'Service' && object.metadata.name === 'kalypso-hub-otlp')!;
     expect(certificate.spec.dnsNames).toContain(`${otlp.metadata.name}.${otlp.metadata.namespace}.svc`);
   },
-  'aks-overlay': async (block) => {
-    // "Copy deploy/overlays/aks into your GitOps repository": here beside the overlay it includes.
-    const copy = await workDirectory('gitops');
-    await cp(path.join(REPO, 'deploy'), path.join(copy, 'deploy'), { recursive: true });
-    await cp(path.join(REPO, 'crds'), path.join(copy, 'crds'), { recursive: true });
-    await cp(path.join(REPO, 'deploy/overlays/aks'), path.join(copy, 'deploy/overlays/my-overlay'), { recursive: true });
-    const output = path.join(copy, 'applied.yaml');
+  'aks-values': async (block) => {
+    // The identity's client id is replaced by --set in the install command below; the rest stands.
+    const values = YAML.parse(block.content);
+    const { objects } = await renderChart(values);
+    for (const object of objects) expect(await kubeSchemaErrors(object)).toEqual([]);
+    const find = (kind: string, name: string): KubeObject | undefined => objects.find((object) => object.kind === kind && object.metadata.name === name);
+    expect(objects.filter((object) => object.kind === 'StatefulSet'), 'no database in the cluster').toEqual([]);
+    const otlp = find('Service', 'kalypso-hub-otlp')!;
+    expect(otlp['spec'].type).toBe('LoadBalancer');
+    expect(otlp.metadata.annotations?.['service.beta.kubernetes.io/azure-load-balancer-internal']).toBe('true');
+    expect(find('HorizontalPodAutoscaler', 'kalypso-hub')).toBeDefined();
+    // The federated credential of step 4 trusts this ServiceAccount.
+    const guide = await readFile(path.join(REPO, block.file), 'utf8');
+    const subject = /--subject (system:serviceaccount:\S+)/.exec(guide)![1];
+    const account = find('ServiceAccount', 'kalypso-hub')!;
+    expect(subject).toBe(`system:serviceaccount:${account.metadata.namespace}:${account.metadata.name}`);
+  },
+  'aks-install': async (block) => {
+    const directory = await inCheckout('aks-install');
+    await writeFile(path.join(directory, 'aks-values.yaml'), snippet('aks-values').content);
     const clientId = 'a1b2c3d4-0000-4000-8000-00000000c0de';
-    const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, {
-      cwd: path.join(copy, 'deploy/overlays'),
-      env: { KUBECTL_APPLIED: output, CLIENT_ID: clientId, ACR: 'kalypsoacr4242' },
-    });
-    expect(result.code, result.stderr).toBe(0);
-    const objects = await applied(output);
-    const serviceAccount = objects.find((object) => object.kind === 'ServiceAccount' && object.metadata.name === 'kalypso-hub');
-    expect(serviceAccount.metadata.annotations['azure.workload.identity/client-id']).toBe(clientId);
-    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub');
-    expect(hub.spec.template.spec.containers[0].image).toBe('kalypsoacr4242.azurecr.io/kalypso-hub:0.1.0');
+    const { applied: objects } = await withStandIns(block, directory, { CLIENT_ID: clientId, ACR: 'kalypsoacr4242' });
+    const serviceAccount = objects.find((object) => object.kind === 'ServiceAccount' && object.metadata.name === 'kalypso-hub')!;
+    expect(serviceAccount.metadata.annotations?.['azure.workload.identity/client-id']).toBe(clientId);
+    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')!;
+    expect(hub['spec'].template.spec.containers[0].image).toBe('kalypsoacr4242.azurecr.io/kalypso-hub:0.1.0');
+    expect(hub['spec'].template.metadata.labels['azure.workload.identity/use']).toBe('true');
+    expect(hub.metadata.namespace).toBe('kalypso-system');
   },
   'aks-resource-graph': async (block) => {
     const resource = YAML.parse(block.content);
