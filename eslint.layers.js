@@ -20,9 +20,10 @@ export const LAYERS = {
   ui: ['contract'],
   api: ['ui', 'store', 'contract', 'http', 'security', 'metrics', 'log', 'config', 'model'],
   demo: ['sources', 'http', 'wire', 'log', 'config', 'model'],
-  cli: ['hub', 'demo', 'ui', 'api', 'sources', 'store', 'normalize', 'contract', 'http', 'security', 'metrics', 'log', 'config', 'model'],
+  notify: ['store', 'contract', 'metrics', 'log', 'config', 'model'],
+  cli: ['hub', 'notify', 'demo', 'ui', 'api', 'sources', 'store', 'normalize', 'contract', 'http', 'security', 'metrics', 'log', 'config', 'model'],
   // The wiring: src/hub.ts, src/settings.ts, src/started-steps.ts.
-  hub: ['api', 'ui', 'demo', 'sources', 'store', 'normalize', 'contract', 'wire', 'http', 'security', 'metrics', 'log', 'config', 'model'],
+  hub: ['api', 'ui', 'notify', 'demo', 'sources', 'store', 'normalize', 'contract', 'wire', 'http', 'security', 'metrics', 'log', 'config', 'model'],
 };
 
 export const layerRules = [

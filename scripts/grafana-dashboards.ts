@@ -244,6 +244,61 @@ function environmentStateTable(gridPos: GridPos): Json {
   );
 }
 
+// ── Rollout annotations ─────────────────────────────────────────────────────────────────────
+
+// Every dashboard marks when rollouts were assigned, converged and failed (kalypso_rollout_event,
+// schema/0026), narrowed by the dashboard's own workspace, application and environment variables:
+// a graph of failures or drift can be read against the rollouts that caused it. Each kind is its
+// own annotation query, so that it can be switched off on its own.
+
+/** Grafana's SQL annotation columns: time (and timeend for a region), text, tags (comma-separated). */
+const ROLLOUT_ANNOTATIONS: { name: string; event: string; iconColor: string; columns: string }[] = [
+  {
+    name: 'Rollouts assigned',
+    event: 'assigned',
+    iconColor: 'blue',
+    columns: `time,
+       workload || ' ' || version || ' assigned to ' || deployment_target || ' in ' || environment
+         || ' (commit ' || left(commit_id, 12) || ', ' || workspace || '/' || application || ')' AS text`,
+  },
+  {
+    // A region from the assignment to the convergence: how long the rollout took.
+    name: 'Rollouts converged',
+    event: 'converged',
+    iconColor: 'green',
+    columns: `assigned_at AS time, time AS timeend,
+       workload || ' ' || version || ' converged on ' || deployment_target || ' in ' || environment || ' after '
+         || round(seconds_after_assignment / 60.0) || ' min, ' || subscribers || ' reconciler(s)' AS text`,
+  },
+  {
+    name: 'Rollouts failed',
+    event: 'failed',
+    iconColor: 'red',
+    columns: `time,
+       workload || ' ' || version || ' failed on ' || deployment_target || ' in ' || environment
+         || ' (first failure report, ' || round(seconds_after_assignment / 60.0) || ' min after the assignment)' AS text`,
+  },
+];
+
+function rolloutAnnotations(variables: readonly Json[]): Json[] {
+  const has = (name: string): boolean => variables.some((variable) => variable['name'] === name);
+  const filters = ['workspace', 'application', 'environment'].filter(has).map((name) => ` AND ${name} IN ($${name})`).join('');
+  return ROLLOUT_ANNOTATIONS.map(({ name, event, iconColor, columns }) => ({
+    name,
+    datasource: DATASOURCE,
+    enable: true,
+    hide: false,
+    iconColor,
+    target: target(`
+SELECT ${columns},
+       concat_ws(',', 'rollout', event, environment, workload) AS tags
+  FROM kalypso_rollout_event
+ WHERE event = '${event}' AND $__timeFilter(time)${filters}
+ ORDER BY time DESC
+ LIMIT 1000`),
+  }));
+}
+
 // ── Dashboards ──────────────────────────────────────────────────────────────────────────────
 
 function dashboard(uid: string, title: string, description: string, variables: Json[], panels: Json[], time = 'now-24h'): Json {
@@ -261,7 +316,7 @@ function dashboard(uid: string, title: string, description: string, variables: J
     timepicker: {},
     timezone: 'browser',
     templating: { list: variables },
-    annotations: { list: [] },
+    annotations: { list: rolloutAnnotations(variables) },
     // Every Kalypso dashboard links to the others, keeping the chosen variables and time range.
     links: [{ type: 'dashboards', tags: ['kalypso'], asDropdown: false, includeVars: true, keepTime: true, title: 'Kalypso', icon: 'external link' }],
     panels: panels.map((panel, index) => ({ id: index + 1, ...panel })),
@@ -389,10 +444,30 @@ const environmentHistory = dashboard(
  GROUP BY 1
  ORDER BY 1`,
     ),
+    timeSeries(
+      'Rollouts per environment',
+      'When rollouts happened: new versions assigned to deployment targets, per environment (the blue marks on every dashboard are the same rollouts).',
+      { h: 8, w: 24, x: 0, y: 18 },
+      `SELECT $__timeGroupAlias(time, $__interval), environment, count(*) AS rollouts
+  FROM kalypso_rollout_event
+ WHERE event = 'assigned' AND $__timeFilter(time) AND ${TARGET_FILTER}
+ GROUP BY 1, environment, environment_order
+ ORDER BY 1, environment_order`,
+      {
+        // One series per environment (the query's text column becomes a label): any set of them.
+        defaults: {
+          unit: 'none',
+          decimals: 0,
+          displayName: '${__field.labels.environment}',
+          custom: { drawStyle: 'bars', fillOpacity: 80, stacking: { mode: 'normal' } },
+        },
+        overrides: [],
+      },
+    ),
     table(
       'Deployment history',
       'Newest first: each transition of a reconciler (host) into a commit and status. Version: the version CD assigned with that commit.',
-      { h: 12, w: 24, x: 0, y: 18 },
+      { h: 12, w: 24, x: 0, y: 26 },
       `SELECT observed_at, environment, workspace, application, workload, deployment_target, host, reconciler,
        version, commit_id, status, status_message
   FROM kalypso_environment_history
@@ -404,7 +479,7 @@ const environmentHistory = dashboard(
     table(
       'Assignments (desired state)',
       'Newest first: versions CD pipelines assigned to deployment targets, with the GitOps commit that carries them.',
-      { h: 10, w: 24, x: 0, y: 30 },
+      { h: 10, w: 24, x: 0, y: 38 },
       `SELECT assigned_at, environment, workspace, application, workload, deployment_target, version, build, commit_id, is_current
   FROM kalypso_assignment_history
  WHERE $__timeFilter(assigned_at) AND ${TARGET_FILTER}

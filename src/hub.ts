@@ -8,6 +8,7 @@ import { type HttpListener, listenHttp } from './http/listen.ts';
 import type { Logger } from './log/logger.ts';
 import { createHubMetrics, type HubMetrics, registerPoolMetrics } from './metrics/hub-metrics.ts';
 import { loadKubeConfig } from './sources/kube/kube-config.ts';
+import { createKubeMetrics, type KubeMetrics } from './sources/kube/kube-metrics.ts';
 import type { KubeSide } from './sources/kube/kube-side.ts';
 import type { KubeSource } from './sources/kube/kube-source.ts';
 import { OtlpSource } from './sources/otlp/otlp-source.ts';
@@ -37,6 +38,9 @@ import { backoffDelaysMs, RETRY_LATER_SECONDS } from './store/retry-policy.ts';
 import { StateChanges } from './store/state-changes.ts';
 import { STATE_TUNING } from './store/state-settings.ts';
 import { StartedSteps } from './started-steps.ts';
+import type { Channel } from './notify/notifications-file.ts';
+import { channelSetup, loadChannels, startNotifications } from './notify/notifications.ts';
+import { NOTIFY_TUNING, type NotifyTuning } from './notify/notify-settings.ts';
 import { isDatabaseUnavailable, StoreUnavailableError } from './store/store-errors.ts';
 
 export interface RunningHub {
@@ -75,6 +79,8 @@ export interface HubOverrides {
   readonly tlsRefreshMs?: number;
   /** The clock reports judge staleness by (tests pin it). */
   readonly clock?: () => Date;
+  /** The notifications' pace (tests shorten the waits). */
+  readonly notifyTuning?: Partial<NotifyTuning>;
 }
 
 export async function startHub(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {
@@ -104,6 +110,8 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
     // One hub per data directory: a second one refuses before it touches anything.
     const lock = config.databaseUrl === undefined ? await lockDataDir(config.dataDir, log) : undefined;
     if (lock !== undefined) steps.add(() => lock.release());
+    // The notifications file is checked before the hub takes anything: a mistake in it stops the start.
+    const channels = await loadChannels(config, process.env);
     const tls = await TlsFiles.fromConfig(config, log, overrides.tlsRefreshMs);
     if (tls !== undefined) steps.add(() => tls.close());
     const metrics = createHubMetrics({ processMetrics: overrides.processMetrics ?? true });
@@ -117,7 +125,8 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
     const status = new DatabaseStatus(databaseUrl);
 
     const stateChanges = new StateChanges();
-    const api = await listenApi(config, { db: database.db, metrics, log, database: status, stateChanges, shutdown: abort.signal, clock }, tls, () =>
+    const notifications = { publicUrl: config.publicUrl, channels: channels.map(channelSetup) };
+    const api = await listenApi(config, { db: database.db, metrics, log, database: status, stateChanges, shutdown: abort.signal, clock, notifications }, tls, () =>
       server?.supervisor.unhealthy(),
     );
     steps.add(() => api.close(config.shutdownTimeout));
@@ -130,7 +139,9 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
     // Set once the database is migrated; the pollers read Secrets through the watcher's client.
     const late: LateSources = {};
     const pollers = resourceGraphPool(config, { db: database.db, metrics, log, clock }, overrides, () => late.readSecret);
-    const ready = startOnceMigrated({ config, log, clock, overrides, database, status, metrics, writer, pollers, steps, signal: abort.signal }, late);
+    // Registered with or without a cluster, so that every hub's /metrics names it.
+    const kubeMetrics = createKubeMetrics(metrics.registry);
+    const ready = startOnceMigrated({ config, log, clock, overrides, database, status, metrics, writer, pollers, channels, kubeMetrics, steps, signal: abort.signal }, late);
     steps.startingUntil(ready);
 
     return {
@@ -196,6 +207,8 @@ async function startOnceMigrated(
     readonly metrics: HubMetrics;
     readonly writer: RecordWriter;
     readonly pollers: ResourceGraphPollerPool;
+    readonly channels: readonly Channel[];
+    readonly kubeMetrics: KubeMetrics;
     readonly steps: StartedSteps;
     readonly signal: AbortSignal;
   },
@@ -203,7 +216,16 @@ async function startOnceMigrated(
 ): Promise<void> {
   const { config, log, clock, database, steps } = context;
   await migrateWithRetry(database, context.status, log, context.signal);
-  await publishHubSettings(database.db, { staleAfterMs: config.staleAfter, environmentOrder: config.environmentOrder }, clock());
+  await publishHubSettings(
+    database.db,
+    {
+      staleAfterMs: config.staleAfter,
+      environmentOrder: config.environmentOrder,
+      rolloutWindowMs: config.rolloutWindow,
+      offCommitAfterMs: config.offCommitAfter,
+    },
+    clock(),
+  );
   context.status.markMigrated();
   const { refreshYield } = STATE_TUNING;
   const yieldToWrites = { maxMs: refreshYield.maxMs, recheckMs: refreshYield.recheckMs, busy: () => context.writer.writingWithin(refreshYield.gapMs) };
@@ -215,7 +237,17 @@ async function startOnceMigrated(
     steps.add(() => timer.stop());
   }
 
-  const kubeSide = await kubeSideOf(config, clock, context.overrides, context.pollers, log);
+  if (context.channels.length > 0) {
+    const notifications = startNotifications(
+      database.db,
+      context.channels,
+      { publicUrl: config.publicUrl!, staleAfterMs: config.staleAfter, clock, registry: context.metrics.registry, tuning: { ...NOTIFY_TUNING, ...context.overrides.notifyTuning } },
+      log,
+    );
+    steps.add(() => notifications.stop());
+  }
+
+  const kubeSide = await kubeSideOf(config, clock, context.overrides, context.pollers, log, context.kubeMetrics);
   late.readSecret = kubeSide?.readSecret;
   late.kube = kubeSide?.source;
   if (late.kube === undefined) log.info({ kube: config.kube }, 'CRD watcher off: no kubeconfig or in-cluster service account');
@@ -226,7 +258,7 @@ async function startOnceMigrated(
 /** The HTTP API, the UI and the health and metrics endpoints, on --http-port. */
 async function listenApi(
   config: HubConfig,
-  deps: Pick<ApiDeps, 'db' | 'metrics' | 'log' | 'database' | 'stateChanges' | 'shutdown' | 'clock'>,
+  deps: Pick<ApiDeps, 'db' | 'metrics' | 'log' | 'database' | 'stateChanges' | 'shutdown' | 'clock' | 'notifications'>,
   tls: TlsFiles | undefined,
   unhealthy: ApiDeps['unhealthy'],
 ): Promise<HttpListener> {
@@ -285,11 +317,12 @@ async function kubeSideOf(
   overrides: HubOverrides,
   pollers: ResourceGraphPollerPool,
   log: Logger,
+  metrics: KubeMetrics,
 ): Promise<KubeSide | undefined> {
   const kubeConfig = overrides.kubeConfig ?? (await loadKubeConfig(config.kube, process.env));
   if (kubeConfig === undefined) return undefined;
   const { kubeSideFor } = await import('./sources/kube/kube-side.ts');
-  return kubeSideFor(kubeConfig, config, clock, overrides, pollers, log);
+  return kubeSideFor(kubeConfig, config, clock, overrides, pollers, log, metrics);
 }
 
 /**

@@ -9,6 +9,7 @@ import { settingsMarkdown } from './config/settings-markdown.ts';
 import { DEMO_SETTINGS } from './demo/demo-settings.ts';
 import { HTTP_SETTINGS } from './http/http-settings.ts';
 import { LOG_SETTINGS } from './log/log-settings.ts';
+import { NOTIFY_SETTINGS } from './notify/notify-settings.ts';
 import { TLS_SETTINGS, tlsFilesPaired } from './security/tls-settings.ts';
 import { KUBE_SETTINGS } from './sources/kube/kube-settings.ts';
 import { OTLP_SETTINGS } from './sources/otlp/otlp-settings.ts';
@@ -26,6 +27,7 @@ export const HUB_SETTINGS = {
   ...KUBE_SETTINGS,
   ...RESOURCE_GRAPH_SETTINGS,
   ...DEMO_SETTINGS,
+  ...NOTIFY_SETTINGS,
   ...STATE_SETTINGS,
   ...LOG_SETTINGS,
 } as const;

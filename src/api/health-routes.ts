@@ -1,9 +1,11 @@
 // Liveness, readiness and metrics. Readiness means "can serve": migrations applied and the
-// database answering now.
+// database answering now. /metrics says the same as gauges (kalypso_ready, kalypso_database_up), so
+// that a PrometheusRule can alert on a replica that is not ready — a probe failing only takes the
+// pod out of its Service, and nobody is told.
 import { sql } from 'kysely';
 import { Hono } from 'hono';
 import type { Kysely } from 'kysely';
-import type { HubMetrics } from '../metrics/hub-metrics.ts';
+import { type HubMetrics, registerReadinessMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from '../store/database-schema.ts';
 import type { DatabaseStatus } from '../store/database-status.ts';
 import { errorBody } from './api-error.ts';
@@ -20,6 +22,10 @@ export interface HealthDeps {
 
 export function healthRoutes(deps: HealthDeps): Hono {
   const app = new Hono();
+  registerReadinessMetrics(deps.metrics, async () => {
+    const databaseUp = await databaseAnswers(deps.db);
+    return { databaseUp, ready: databaseUp && deps.database.migrated };
+  });
   app.get('/healthz', (c) => {
     const unhealthy = deps.unhealthy?.();
     return unhealthy === undefined ? c.json({ status: 'ok' }) : c.json(errorBody('unhealthy', unhealthy), 503);
@@ -38,6 +44,16 @@ export function healthRoutes(deps: HealthDeps): Hono {
     return c.body(await deps.metrics.registry.metrics());
   });
   return app;
+}
+
+/** Whether the database answers a trivial query within the readiness timeout. */
+async function databaseAnswers(db: Kysely<HubDatabase>): Promise<boolean> {
+  try {
+    await withTimeout(sql`SELECT 1`.execute(db), API_TUNING.readyQueryTimeoutMs);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

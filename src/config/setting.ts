@@ -11,6 +11,7 @@ export const SETTING_GROUPS = {
   database: 'Database',
   security: 'Security',
   sources: 'Sources',
+  notifications: 'Notifications',
   state: 'State and history',
   limits: 'Limits',
   logging: 'Logging and shutdown',

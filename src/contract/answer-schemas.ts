@@ -26,6 +26,11 @@ export const StatusCountsSchema = z
 export const EffectiveStatusSchema = z.enum(EFFECTIVE_STATUSES).openapi('EffectiveStatus');
 export const ReportedStatusSchema = z.enum(DEPLOYMENT_STATUSES).openapi('ReportedStatus');
 
+export const ReconcilerTypeSchema = z.string().openapi({
+  description: 'Which kind of reconciler: flux, argocd, arc, wo or custom',
+  example: 'argocd',
+});
+
 export const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-20T09:14:02.000Z' });
 
 // Versions
@@ -128,6 +133,7 @@ export const DriftSchema = z
     deploymentTarget: z.string(),
     host: z.string(),
     reconciler: z.string(),
+    reconcilerType: ReconcilerTypeSchema,
     desiredVersion: z.string().nullable(),
     desiredCommit: z.string().nullable(),
     appliedCommit: z.string(),
@@ -159,7 +165,7 @@ export const HistoryItemSchema = z
     receivedAt: Timestamp,
     host: z.string(),
     reconciler: z.string(),
-    reconcilerType: z.string(),
+    reconcilerType: ReconcilerTypeSchema,
     manifestsEndpoint: z.string(),
     commit: z.string(),
     status: ReportedStatusSchema,
@@ -281,7 +287,7 @@ export const DeliveryReportSchema = z
 export const SubscriberSchema = z.object({
   host: z.string(),
   reconciler: z.string(),
-  reconcilerType: z.string(),
+  reconcilerType: ReconcilerTypeSchema,
   status: EffectiveStatusSchema,
   statusMessage: z.string(),
   appliedCommit: z.string(),
@@ -333,6 +339,7 @@ export const HostSchema = z
     lastSeenAt: Timestamp,
     stale: z.boolean().openapi({ description: 'No report within the stale-after window: the host looks offline.' }),
     environments: z.array(z.string()).openapi({ description: 'The environments of its reconcilers’ targets, in promotion order.' }),
+    reconcilerTypes: z.array(ReconcilerTypeSchema).openapi({ description: 'The kinds of reconciler it runs (flux, argocd, arc, wo, custom), in that order.' }),
     reconcilers: StatusCountsSchema,
     drifting: z.number().int().openapi({
       description:
@@ -358,10 +365,21 @@ export const HostsPage = z.object({
   offset: z.number().int().openapi({ description: 'How many matching hosts come before this page' }),
 });
 
+export const ArgoCdDetailsSchema = z
+  .object({
+    sync: z.string().openapi({ description: 'status.sync.status: Synced, OutOfSync or Unknown', example: 'Synced' }),
+    health: z.string().openapi({ description: 'status.health.status: Healthy, Progressing, Degraded, Suspended, Missing or Unknown', example: 'Healthy' }),
+    operation: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The phase of the last operation (Running, Succeeded, Failed, Error, Terminating); null before the first', example: 'Succeeded' }),
+  })
+  .openapi('ArgoCdDetails', { description: 'An Argo CD Application’s own words, as of its newest report' });
+
 export const HostReconcilerSchema = z
   .object({
     reconciler: z.string(),
-    type: z.string(),
+    type: ReconcilerTypeSchema,
     manifestsEndpoint: z.string(),
     commit: z.string(),
     status: EffectiveStatusSchema,
@@ -369,6 +387,7 @@ export const HostReconcilerSchema = z
     statusMessage: z.string(),
     deployedAt: Timestamp.openapi({ description: 'When the reconciler entered its current state.' }),
     lastSeenAt: Timestamp,
+    argocd: ArgoCdDetailsSchema.nullable().openapi({ description: 'For an Argo CD Application (type argocd): its sync and health status; null for other kinds' }),
     deploymentTargets: z.array(
       z.object({
         workspace: z.string(),
@@ -391,4 +410,40 @@ export const HostStateAnswer = z.object({
   lastSeenAt: Timestamp,
   stale: z.boolean(),
   reconcilers: z.array(HostReconcilerSchema),
+});
+
+// GET /notifications
+
+export const ChannelSchema = z
+  .object({
+    name: z.string().openapi({ description: 'The entry’s name in the notifications file' }),
+    kind: z.enum(['commit-status', 'webhook']),
+    type: z.enum(['github', 'gitlab', 'azuredevops', 'webhook']),
+    queued: z.number().int().openapi({ description: 'Messages waiting to be delivered or retried' }),
+    failed: z.number().int().openapi({ description: 'Messages refused for good and kept (a 4xx other than a rate limit)' }),
+    sentLastDay: z.number().int(),
+    oldestQueuedAt: Timestamp.nullable(),
+    pausedUntil: Timestamp.nullable().openapi({ description: 'A rate limit holds the channel until then' }),
+    pauseReason: z.string().nullable(),
+  })
+  .openapi('NotificationChannel');
+
+export const UndeliveredSchema = z
+  .object({
+    channel: z.string(),
+    kind: z.enum(['status', 'event']),
+    summary: z.string().openapi({ description: 'What it says: the context, state and description of a status; the type and id of an event' }),
+    state: z.enum(['waiting', 'retrying', 'sending', 'failed']),
+    attempts: z.number().int(),
+    lastError: z.string().nullable().openapi({ description: 'The receiver’s answer to the last attempt' }),
+    createdAt: Timestamp,
+    notBefore: Timestamp,
+    failedAt: Timestamp.nullable(),
+  })
+  .openapi('UndeliveredNotification');
+
+export const NotificationsAnswer = z.object({
+  publicUrl: z.string().nullable().openapi({ description: 'Where the links the hub sends out point (--public-url)' }),
+  channels: z.array(ChannelSchema),
+  items: z.array(UndeliveredSchema).openapi({ description: 'Undelivered messages, those refused for good first, then the newest' }),
 });

@@ -50,5 +50,10 @@ export type Host = z.infer<typeof answers.HostSchema>;
 export type HostTotals = z.infer<typeof answers.HostTotalsSchema>;
 export type HostsPage = z.infer<typeof answers.HostsPage>;
 export type HostReconciler = z.infer<typeof answers.HostReconcilerSchema>;
+export type ArgoCdDetails = z.infer<typeof answers.ArgoCdDetailsSchema>;
 export type HostReconcilerTarget = HostReconciler['deploymentTargets'][number];
 export type HostState = z.infer<typeof answers.HostStateAnswer>;
+
+export type NotificationChannel = z.infer<typeof answers.ChannelSchema>;
+export type UndeliveredNotification = z.infer<typeof answers.UndeliveredSchema>;
+export type Notifications = z.infer<typeof answers.NotificationsAnswer>;

@@ -20,6 +20,13 @@ export interface HubMetrics {
   readonly rolloutsRefreshed: Counter;
   readonly summaryRefreshSeconds: Histogram;
   readonly summaryKeysRefreshed: Counter;
+  /**
+   * When this replica last finished a periodic refresh (idle ones too: nothing queued is not
+   * lagging). Ticks skipped because another replica holds the refresh do not count, so the
+   * fleet's newest value (max over replicas) ages only when nobody refreshes.
+   */
+  readonly rolloutRefreshLastRun: Gauge;
+  readonly summaryRefreshLastRun: Gauge;
 }
 
 export function createHubMetrics(options: { processMetrics: boolean }): HubMetrics {
@@ -88,7 +95,9 @@ function httpRequestMetric(registry: Registry): HubMetrics['httpRequestSeconds']
 }
 
 /** The periodic refreshes behind the reports: the rollout table and the summaries. */
-function refreshMetrics(registry: Registry): Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed' | 'summaryRefreshSeconds' | 'summaryKeysRefreshed'> {
+function refreshMetrics(
+  registry: Registry,
+): Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed' | 'summaryRefreshSeconds' | 'summaryKeysRefreshed' | 'rolloutRefreshLastRun' | 'summaryRefreshLastRun'> {
   return {
     rolloutRefreshSeconds: new Histogram({
       name: 'kalypso_rollout_refresh_seconds',
@@ -113,6 +122,16 @@ function refreshMetrics(registry: Registry): Pick<HubMetrics, 'rolloutRefreshSec
       labelNames: ['kind'],
       registers: [registry],
     }),
+    rolloutRefreshLastRun: new Gauge({
+      name: 'kalypso_rollout_refresh_last_run_timestamp_seconds',
+      help: 'When this replica last finished a periodic rollout refresh, idle or not (0: never). Ticks another replica did are not counted.',
+      registers: [registry],
+    }),
+    summaryRefreshLastRun: new Gauge({
+      name: 'kalypso_summary_refresh_last_run_timestamp_seconds',
+      help: 'When this replica last finished a periodic summary refresh, idle or not (0: never). Ticks another replica did are not counted.',
+      registers: [registry],
+    }),
   };
 }
 
@@ -134,6 +153,41 @@ export function registerPoolMetrics(metrics: HubMetrics, pool: pg.Pool): void {
   gauge('kalypso_db_pool_connections', 'Open database connections.', () => pool.totalCount);
   gauge('kalypso_db_pool_idle_connections', 'Idle database connections.', () => pool.idleCount);
   gauge('kalypso_db_pool_waiting_requests', 'Queries waiting for a database connection.', () => pool.waitingCount);
+}
+
+/**
+ * Readiness as gauges, probed once per scrape (both gauges share the probe): `kalypso_ready` is 1
+ * when /readyz would answer ready, `kalypso_database_up` when the database answers at all (it may
+ * answer while migrations still run). A Kubernetes probe that fails takes a pod out of its Service
+ * and tells nobody; these let an alert say which of the two is wrong.
+ */
+export function registerReadinessMetrics(metrics: HubMetrics, probe: () => Promise<{ readonly ready: boolean; readonly databaseUp: boolean }>): void {
+  let current: Promise<{ readonly ready: boolean; readonly databaseUp: boolean }> | undefined;
+  const probeOnce = (): Promise<{ readonly ready: boolean; readonly databaseUp: boolean }> => {
+    if (current === undefined) {
+      current = probe();
+      // The collectors of one scrape run together: the next scrape probes again.
+      const forget = (): void => void setImmediate(() => (current = undefined));
+      current.then(forget, forget);
+    }
+    return current;
+  };
+  new Gauge({
+    name: 'kalypso_ready',
+    help: '1 when the hub is ready to serve (/readyz): migrations applied and the database answering; 0 otherwise.',
+    registers: [metrics.registry],
+    async collect() {
+      this.set((await probeOnce()).ready ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'kalypso_database_up',
+    help: '1 when the database answers a trivial query within the readiness timeout; 0 otherwise.',
+    registers: [metrics.registry],
+    async collect() {
+      this.set((await probeOnce()).databaseUp ? 1 : 0);
+    },
+  });
 }
 
 /** The OTLP receivers' decode memory: its budget and what requests in flight hold of it. */

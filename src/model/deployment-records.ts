@@ -25,6 +25,17 @@ export interface ManifestsRef {
    * cannot be split: repos and branches both contain `/`). Endpoints on one branch share commits.
    */
   readonly branch?: string;
+  /** The repository in normal form, when the source named it apart: where commit statuses are posted. */
+  readonly repo?: string;
+}
+
+/**
+ * What a reconciler kind says beyond status and message, for people to read: kept with the current
+ * state only (a change of it alone is no transition of history).
+ */
+export interface ReconcilerDetails {
+  /** An Argo CD Application's sync and health status, and its last operation's phase (null: none yet). */
+  readonly argocd?: { readonly sync: string; readonly health: string; readonly operation: string | null };
 }
 
 /** Real state: what one reconciler on one host applied, observed at a point in time. */
@@ -42,6 +53,7 @@ export interface RealStateRecord {
   readonly observedAt: Date;
   /** The polled feed that reported it, for feeds that remove what they no longer see. */
   readonly reportedBy?: string;
+  readonly details?: ReconcilerDetails;
 }
 
 /** Desired state: a CD pipeline assigned a workload version to a deployment target under a GitOps commit. */

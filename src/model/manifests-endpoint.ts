@@ -42,7 +42,7 @@ export function composeManifestsEndpoint(repo: string, branch: string, path: str
   return normalizeManifestsEndpoint(parts.filter((part) => part !== '').join('/'));
 }
 
-/** Endpoint and branch (`repo/branch`, normal form) of a repo, branch and path named apart. */
-export function manifestsOf(repo: string, branch: string, path: string): { endpoint: string; branch: string } {
-  return { endpoint: composeManifestsEndpoint(repo, branch, path), branch: composeManifestsEndpoint(repo, branch, '') };
+/** Endpoint, branch (`repo/branch`) and repository, in normal form, of a repo, branch and path named apart. */
+export function manifestsOf(repo: string, branch: string, path: string): { endpoint: string; branch: string; repo: string } {
+  return { endpoint: composeManifestsEndpoint(repo, branch, path), branch: composeManifestsEndpoint(repo, branch, ''), repo: composeManifestsEndpoint(repo, '', '') };
 }

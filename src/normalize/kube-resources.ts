@@ -1,13 +1,13 @@
-// Kubernetes resources → normalized records: the `DeploymentDescriptor` and `Reconciler`
-// resources of the hub (CONTRACT 4), and the specs of `AzureResourceGraph` resources. Pure.
+// Kubernetes resources → normalized records: the `DeploymentDescriptor` resources of the hub
+// (CONTRACT 4), and the specs of `AzureResourceGraph` resources (Reconciler resources:
+// reconciler-resource.ts). Pure.
 import type { KubeObject } from '../wire/kube-object.ts';
 import { parseDuration } from '../config/units.ts';
 import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
 import { describeType, FieldReader } from './field-reader.ts';
-import type { DesiredStateRecord, RealStateRecord } from '../model/deployment-records.ts';
+import type { DesiredStateRecord } from '../model/deployment-records.ts';
 import { ok, refused, type Result } from '../model/result.ts';
 import type { Normalized } from './normalize-result.ts';
-import { type Field, normalizeRealState } from './real-state.ts';
 
 export const KUSTOMIZATION_NAME_LABEL = 'kustomize.toolkit.fluxcd.io/name';
 export const KUSTOMIZATION_NAMESPACE_LABEL = 'kustomize.toolkit.fluxcd.io/namespace';
@@ -31,43 +31,6 @@ export function lastWriteTime(object: KubeObject): Date | undefined {
 
 function map(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
-/**
- * Whether a `Reconciler`'s writer keeps it alive with `spec.lastHeartbeatTime`. Such a resource is
- * as fresh as its last write, and turns stale when the writes stop. One without it is a
- * declaration, as the original hub's were: it holds while it exists, and the hub confirms it while
- * it watches (an API server ignores a re-apply of the same object, so nothing else would).
- */
-export function declaresHeartbeat(object: KubeObject): boolean {
-  return map(object.spec)['lastHeartbeatTime'] !== undefined;
-}
-
-/** A `Reconciler` resource → real state, validated like an OTLP report but naming spec fields. */
-export function normalizeReconcilerResource(object: KubeObject, receivedAt: Date): Normalized<RealStateRecord> {
-  const spec = map(object.spec);
-  const deployment = map(spec['deployment']);
-  const field = (name: string, value: unknown): Field => ({ name: `spec.${name}`, value });
-  if (object.spec !== undefined && typeof object.spec !== 'object') {
-    return refused(`spec must be a map, got ${describeType(object.spec)}`);
-  }
-  const heartbeat = spec['lastHeartbeatTime'];
-  if (heartbeat !== undefined && (typeof heartbeat !== 'string' || Number.isNaN(Date.parse(heartbeat)))) {
-    return refused(`spec.lastHeartbeatTime must be an RFC 3339 time such as 2026-01-02T15:04:05Z (got ${JSON.stringify(heartbeat)})`);
-  }
-  return normalizeRealState({
-    host: field('hostName', spec['hostName']),
-    hostType: field('hostType', spec['hostType']),
-    // The seeds' older shape had no reconcilerName: the resource's name stands in for it.
-    reconcilerName: field('reconcilerName', spec['reconcilerName'] ?? object.metadata.name),
-    reconcilerType: spec['reconcilerType'] === undefined ? field('type', spec['type']) : field('reconcilerType', spec['reconcilerType']),
-    endpoint: field('manifestsEndpoint', spec['manifestsEndpoint']),
-    storageType: field('manifestsStorageType', spec['manifestsStorageType']),
-    commit: field('deployment.gitOpsCommitId', deployment['gitOpsCommitId']),
-    status: field('deployment.status', deployment['status']),
-    message: deployment['statusMessage'],
-    observedAt: lastWriteTime(object) ?? receivedAt,
-  });
 }
 
 /** Where a descriptor's GitOps commit comes from. */

@@ -16,8 +16,9 @@ import {
 import { normalizeDescriptorSpec } from './deployment-descriptor.ts';
 import { type AttributeLookup, normalizeStateReport } from './deployment-state-report.ts';
 import { isFluxObjectRecord, normalizeFluxObject } from './k8sobjects.ts';
+import { isArgoApplicationRecord, normalizeArgoRecord } from './k8sobjects-argocd.ts';
 import { refused } from '../model/result.ts';
-import type { Normalized } from './normalize-result.ts';
+import type { Normalized, NormalizedMany } from './normalize-result.ts';
 import { attributeLimitProblem, DEFAULT_OTLP_LIMITS, type OtlpLimits } from './otlp-limits.ts';
 
 export const RECORD_KINDS = {
@@ -87,8 +88,13 @@ export class LogsNormalizer implements LogsVisitor {
     const outcome = normalizeOne(this.#attribute, record, this.#receivedAt, this.#limits, this.#resourceProblem);
     this.#record = undefined;
     if (outcome === undefined) this.#ignored += 1;
-    else if (outcome.ok) this.#records.push(outcome.value);
-    else this.#rejections.push({ position: `resource_logs[${this.#r}].scope_logs[${this.#s}].log_records[${this.#l}]`, reason: outcome.reason });
+    else if (!outcome.ok) this.#rejections.push({ position: this.#position(), reason: outcome.reason });
+    else if (isMany(outcome.value)) for (const one of outcome.value) this.#records.push(one);
+    else this.#records.push(outcome.value);
+  }
+
+  #position(): string {
+    return `resource_logs[${this.#r}].scope_logs[${this.#s}].log_records[${this.#l}]`;
   }
 
   result(): NormalizedLogs {
@@ -103,8 +109,8 @@ export function normalizeLogsRequest(request: LogsRequestWire, receivedAt: Date,
   return normalizer.result();
 }
 
-/** One record of a tree; undefined for records that are not ours. */
-export function normalizeLogRecord(resource: KeyValues, record: LogRecordWire, receivedAt: Date, limits: OtlpLimits = DEFAULT_OTLP_LIMITS): Normalized | undefined {
+/** One record of a tree; undefined for records that are not ours (or that have nothing to report yet). */
+export function normalizeLogRecord(resource: KeyValues, record: LogRecordWire, receivedAt: Date, limits: OtlpLimits = DEFAULT_OTLP_LIMITS): Normalized | NormalizedMany | undefined {
   const resourceAttributes = Attributes.of(resource);
   const recordAttributes = Attributes.of(record.attributes);
   return normalizeOne(
@@ -116,24 +122,36 @@ export function normalizeLogRecord(resource: KeyValues, record: LogRecordWire, r
   );
 }
 
+/** Whose k8sobjects record it is: the receiver puts the object's name in event.name, so its records are told by shape. */
+function k8sObjectsKind(kind: unknown, attribute: AttributeLookup, body: unknown): 'flux' | 'argocd' | undefined {
+  if (kind === RECORD_KINDS.state || kind === RECORD_KINDS.descriptor) return undefined;
+  if (isFluxObjectRecord(attribute, body)) return 'flux';
+  return isArgoApplicationRecord(attribute, body) ? 'argocd' : undefined;
+}
+
 function normalizeOne(
   attribute: AttributeLookup,
   record: LogRecordView,
   receivedAt: Date,
   limits: OtlpLimits,
   resourceProblem: string | undefined,
-): Normalized | undefined {
+): Normalized | NormalizedMany | undefined {
   const kind = record.eventName !== '' ? record.eventName : record.attributes.get('event.name');
-  const fluxObject = kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor && isFluxObjectRecord(attribute, record.body);
-  if (!fluxObject && kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor) return undefined;
+  const k8sObject = k8sObjectsKind(kind, attribute, record.body);
+  if (k8sObject === undefined && kind !== RECORD_KINDS.state && kind !== RECORD_KINDS.descriptor) return undefined;
   // Limits hold for the records the hub reads; ordinary logs are ignored whatever they carry.
   const limitProblem = resourceProblem ?? attributeLimitProblem(record.attributes, 'record', limits);
-  if (limitProblem !== undefined) return refused(`${fluxObject ? 'k8sobjects record' : (kind as string)}: ${limitProblem}`);
+  if (limitProblem !== undefined) return refused(`${k8sObject !== undefined ? 'k8sobjects record' : (kind as string)}: ${limitProblem}`);
   const observedAt = recordTime(record, receivedAt);
-  // The k8sobjects receiver puts the object's name in event.name: tell its records by shape.
-  if (fluxObject) {
+  if (k8sObject === 'flux') {
     const outcome = normalizeFluxObject(attribute, record.body, observedAt);
     return outcome.ok ? outcome : refused(`k8sobjects record: ${outcome.reason}`);
+  }
+  if (k8sObject === 'argocd') {
+    const outcome = normalizeArgoRecord(attribute, record.body, observedAt);
+    // An application Argo CD has not compared yet has nothing to report: ignored, like other logs.
+    if (outcome.ok) return outcome.value.length === 0 ? undefined : outcome;
+    return refused(`k8sobjects record (Argo CD Application): ${outcome.reason}`);
   }
   switch (kind) {
     case RECORD_KINDS.state: {
@@ -152,6 +170,10 @@ function normalizeOne(
     default:
       return undefined;
   }
+}
+
+function isMany(value: NormalizedRecord | readonly NormalizedRecord[]): value is readonly NormalizedRecord[] {
+  return Array.isArray(value);
 }
 
 /** `time_unix_nano`, else `observed_time_unix_nano`, else the time the hub received the record. */

@@ -35,7 +35,7 @@ export interface RealStateFields {
 }
 
 /** The semantic-conventions spellings (`deployment.status`) and common synonyms mean the same as ours. */
-const STATUS_ALIASES: Readonly<Record<string, DeploymentStatus>> = {
+export const STATUS_ALIASES: Readonly<Record<string, DeploymentStatus>> = {
   succeeded: 'success',
   failed: 'failure',
   inprogress: 'in_progress',

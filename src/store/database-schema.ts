@@ -44,6 +44,8 @@ export interface ManifestsEndpointTable {
   storage_type: Generated<string>;
   /** `repo/branch`, when a source named them apart (schema/0010). */
   branch: string | null;
+  /** The repository, when a source named it apart: where commit statuses go (schema/0024). */
+  repo: string | null;
   created_at: CreatedAt;
 }
 
@@ -132,6 +134,8 @@ export interface DeploymentStateTable {
   last_observed_at: Timestamp;
   last_received_at: DefaultedTimestamp;
   last_seen_at: ColumnType<Date, never, never>;
+  /** ReconcilerDetails (model/deployment-records.ts) of the newest report, or null (schema/0025). */
+  details: unknown;
 }
 
 export interface DeploymentStateHistoryTable {
@@ -192,4 +196,13 @@ export const TABLES_WITHOUT_TYPES: readonly string[] = [
   'rollout_refresh_queue',
   'summary_queue',
   'summary_reconciler',
+  // The notifications' subjects, outbox and watches, read and written by src/store/notify/ (schema/0024).
+  'notify_baseline',
+  'notify_channel_pause',
+  'notify_dirty_endpoint',
+  'notify_drift',
+  'notify_host_offline',
+  'notify_notifier',
+  'notify_outbox',
+  'notify_subject',
 ];

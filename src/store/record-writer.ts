@@ -2,7 +2,7 @@
 // its records or none), retried on deadlocks and serialization failures; dimension rows are
 // resolved first, outside the transaction (see dimension-ids.ts).
 import type { Kysely } from 'kysely';
-import type { DesiredStateRecord, NormalizedRecord, RealStateRecord, ReconcilerRemovedRecord } from '../model/deployment-records.ts';
+import type { DesiredStateRecord, ManifestsRef, NormalizedRecord, RealStateRecord, ReconcilerRemovedRecord } from '../model/deployment-records.ts';
 import { DEFAULT_HOST_TYPE } from '../model/deployment-records.ts';
 import type { FluxObjectRecord } from '../model/flux-objects.ts';
 import type { Logger } from '../log/logger.ts';
@@ -130,8 +130,8 @@ export class RecordWriter implements RecordSink {
       this.#db,
       this.#branches,
       [
-        ...descriptors.map((d) => ({ endpointId: d.endpointId, branch: d.record.deploymentTarget.manifests.branch })),
-        ...realStates.map((record, index) => ({ endpointId: reports[index]!.endpointId, branch: record.manifests.branch })),
+        ...descriptors.map((d) => ({ endpointId: d.endpointId, ...branchAndRepo(d.record.deploymentTarget.manifests) })),
+        ...realStates.map((record, index) => ({ endpointId: reports[index]!.endpointId, ...branchAndRepo(record.manifests) })),
       ],
     );
     let trustNewer = true;
@@ -265,6 +265,7 @@ function resolvedReport(record: RealStateRecord, reconcilerId: number, hostId: n
     status: record.status,
     message: record.statusMessage,
     observedAt: record.observedAt,
+    details: record.details === undefined ? undefined : JSON.stringify(record.details),
   };
 }
 
@@ -292,4 +293,8 @@ function firstSeenRanks(records: readonly DesiredStateRecord[], receivedAt: Date
   return [...first.entries()]
     .sort(([, a], [, b]) => a.time - b.time || a.position - b.position)
     .map(([environment], rank) => [environment, rank]);
+}
+
+function branchAndRepo(manifests: ManifestsRef): { branch: string | undefined; repo: string | undefined } {
+  return { branch: manifests.branch, repo: manifests.repo };
 }

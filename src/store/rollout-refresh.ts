@@ -7,6 +7,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from './database-schema.ts';
+import { markEndpointsChanged } from './notify/subjects.ts';
 import { underRefreshLock } from './refresh-lock.ts';
 import { REFRESH_REST_RATIO, repeatThroughOutages, type YieldTo } from './repeat-every.ts';
 
@@ -36,6 +37,8 @@ export async function refreshRollouts(
         FROM taken, unnest(taken.manifests_endpoint_ids, taken.from_times, taken.to_times) AS x(e, f, t)`.execute(trx);
     const { endpoint_ids: endpoints, from_times: from, to_times: to } = taken.rows[0]!;
     if (endpoints.length === 0) return { endpoints: 0, changed: 0 };
+    // A notifier, if one runs, judges the rollouts of these endpoints again (src/notify/).
+    await markEndpointsChanged(trx, endpoints);
     const refreshed = await sql<{ refreshed: number }>`
       SELECT kalypso_refresh_rollouts(${endpoints}::bigint[], ${from}::timestamptz[], ${to}::timestamptz[]) AS refreshed`.execute(trx);
     return { endpoints: new Set(endpoints.map(String)).size, changed: refreshed.rows[0]!.refreshed };
@@ -46,7 +49,7 @@ export async function refreshRollouts(
 export function scheduleRolloutRefresh(
   db: Kysely<HubDatabase>,
   intervalMs: number,
-  metrics: Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed'>,
+  metrics: Pick<HubMetrics, 'rolloutRefreshSeconds' | 'rolloutsRefreshed' | 'rolloutRefreshLastRun'>,
   log: Logger,
   yieldTo?: YieldTo,
 ): { stop(): Promise<void> } {
@@ -56,6 +59,8 @@ export function scheduleRolloutRefresh(
     async () => {
       const started = performance.now();
       const result = await refreshRollouts(db, { wait: false });
+      // Another replica refreshing (undefined): its gauge says so, not this one's.
+      if (result !== undefined) metrics.rolloutRefreshLastRun.set(Date.now() / 1_000);
       // Idle ticks (nothing queued, or another replica refreshing) are not refreshes.
       if (result === undefined || result.endpoints === 0) return;
       metrics.rolloutRefreshSeconds.observe((performance.now() - started) / 1_000);

@@ -46,6 +46,28 @@ export const STATE_SETTINGS = {
     parse: environmentOrder,
     shownDefault: '(none)',
   } satisfies Setting<readonly string[]>,
+  // Thresholds of the Grafana alert rules (docs/alerts.md), written into the database with
+  // stale-after: the rules read them there, as Grafana cannot put its environment into a query.
+  rolloutWindow: {
+    flag: 'rollout-window',
+    group: 'state',
+    env: ['KALYPSO_ROLLOUT_WINDOW'],
+    default: 30 * 60_000,
+    description:
+      'A rollout still in progress this long after its assignment is overdue: the Grafana alert "rollout not converged" fires (kalypso_current_rollout.overdue).',
+    parse: duration,
+    shownDefault: formatDuration(30 * 60_000),
+  } satisfies Setting<number>,
+  offCommitAfter: {
+    flag: 'off-commit-after',
+    group: 'state',
+    env: ['KALYPSO_OFF_COMMIT_AFTER'],
+    default: 60 * 60_000,
+    description:
+      'A reconciler that reports but runs another commit than its target’s desired rollout for this long: the Grafana alert "reconciler off its desired commit" fires (kalypso_off_desired_commit.over_threshold).',
+    parse: duration,
+    shownDefault: formatDuration(60 * 60_000),
+  } satisfies Setting<number>,
   historyRetention: {
     flag: 'history-retention',
     group: 'state',

@@ -8,6 +8,8 @@
 // - A report older than the current state (late, out of order) never changes the current state;
 //   it goes into history unless the history entry before it already records the same state.
 // - An exact duplicate changes nothing.
+// - Details (an Argo CD application's sync and health) follow the newest report: they are no part
+//   of a state, so a change of them alone confirms the state rather than making a transition.
 import type { DeploymentStatus } from '../model/deployment-records.ts';
 
 export interface StateKey {
@@ -17,9 +19,13 @@ export interface StateKey {
   readonly message: string;
 }
 
+/** ReconcilerDetails as JSON text; undefined when the report has none. */
+type DetailsText = string | undefined;
+
 export interface StateReport extends StateKey {
   readonly reconcilerId: number;
   readonly observedAt: Date;
+  readonly details?: DetailsText;
 }
 
 export interface CurrentState extends StateKey {
@@ -27,6 +33,8 @@ export interface CurrentState extends StateKey {
   readonly observedAt: Date;
   /** The newest report that confirmed it. */
   readonly lastObservedAt: Date;
+  /** Of the newest report (undefined as read back from the store: only a report writes them). */
+  readonly details?: DetailsText;
 }
 
 export interface StatePlan {
@@ -54,8 +62,8 @@ function byTimeThenState(a: StateReport, b: StateReport): number {
 }
 
 function stateOf(report: StateReport, at: Date): CurrentState {
-  const { endpointId, commitId, status, message } = report;
-  return { endpointId, commitId, status, message, observedAt: at, lastObservedAt: at };
+  const { endpointId, commitId, status, message, details } = report;
+  return { endpointId, commitId, status, message, observedAt: at, lastObservedAt: at, details };
 }
 
 /**
@@ -112,7 +120,7 @@ export function planStateChanges(
       const newest = current.lastObservedAt.getTime();
       if (at > newest) {
         if (sameState(report, current)) {
-          current = { ...current, lastObservedAt: report.observedAt };
+          current = { ...current, lastObservedAt: report.observedAt, details: report.details };
         } else {
           plan.history.push(report);
           current = stateOf(report, report.observedAt);

@@ -43,7 +43,7 @@ export function scheduleSummaryRefresh(
   db: Kysely<HubDatabase>,
   intervalMs: number,
   clock: () => Date,
-  metrics: Pick<HubMetrics, 'summaryRefreshSeconds' | 'summaryKeysRefreshed'>,
+  metrics: Pick<HubMetrics, 'summaryRefreshSeconds' | 'summaryKeysRefreshed' | 'summaryRefreshLastRun'>,
   log: Logger,
   yieldTo?: YieldTo,
 ): { stop(): Promise<void> } {
@@ -53,6 +53,8 @@ export function scheduleSummaryRefresh(
     async () => {
       const started = performance.now();
       const result = await refreshSummaries(db, { wait: false, at: clock() });
+      // Another replica refreshing (undefined): its gauge says so, not this one's.
+      if (result !== undefined) metrics.summaryRefreshLastRun.set(Date.now() / 1_000);
       // Idle ticks (nothing queued or due, or another replica refreshing) are not refreshes.
       if (result === undefined || result.reconcilers + result.hosts === 0) return;
       metrics.summaryRefreshSeconds.observe((performance.now() - started) / 1_000);

@@ -284,13 +284,14 @@ async function writeCurrentStates(
                              ${textArray(column(changed, (state) => state.status))}::deployment_status[],
                              ${textArray(column(changed, (state) => state.message))}::text[],
                              ${timestamps(column(changed, (state) => state.observedAt))},
-                             ${timestamps(column(changed, (state) => state.lastObservedAt))})
-                 AS x(reconciler_id, endpoint_id, commit_id, status, message, observed_at, last_observed_at)
+                             ${timestamps(column(changed, (state) => state.lastObservedAt))},
+                             ${textArray(column(changed, (state) => state.details ?? null))}::jsonb[])
+                 AS x(reconciler_id, endpoint_id, commit_id, status, message, observed_at, last_observed_at, details)
       )
       UPDATE deployment_state s
          SET manifests_endpoint_id = x.endpoint_id, gitops_commit_id = x.commit_id, status = x.status,
              status_message = x.message, observed_at = x.observed_at, last_observed_at = x.last_observed_at,
-             last_received_at = ${receivedAt}::timestamptz
+             details = x.details, last_received_at = ${receivedAt}::timestamptz
         FROM x
        WHERE s.reconciler_id = x.reconciler_id AND s.reconciler_id = ANY(ARRAY(SELECT reconciler_id FROM x))`.execute(trx);
   }
@@ -298,7 +299,7 @@ async function writeCurrentStates(
     await sql`
       INSERT INTO deployment_state
              (reconciler_id, host_id, manifests_endpoint_id, gitops_commit_id, status, status_message,
-              observed_at, last_observed_at, last_received_at)
+              observed_at, last_observed_at, details, last_received_at)
       SELECT s.*, ${receivedAt}::timestamptz
         FROM unnest(${idArray(added)}::bigint[],
                     ${idArray(added.map((id) => hostOf.get(id)!))}::bigint[],
@@ -307,7 +308,8 @@ async function writeCurrentStates(
                     ${textArray(column(added, (state) => state.status))}::deployment_status[],
                     ${textArray(column(added, (state) => state.message))}::text[],
                     ${timestamps(column(added, (state) => state.observedAt))},
-                    ${timestamps(column(added, (state) => state.lastObservedAt))}) AS s`.execute(trx);
+                    ${timestamps(column(added, (state) => state.lastObservedAt))},
+                    ${textArray(column(added, (state) => state.details ?? null))}::jsonb[]) AS s`.execute(trx);
   }
 }
 

@@ -15,7 +15,7 @@ const APP_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'app');
 const VENDOR: Record<string, string> = {
   'idiomorph.js': fileURLToPath(import.meta.resolve('idiomorph')),
 };
-export const UI_PAGES = ['/', '/hosts', '/hosts/:host', '/history', '/drift', '/rollout', '/delivery'] as const;
+export const UI_PAGES = ['/', '/hosts', '/hosts/:host', '/history', '/drift', '/rollout', '/delivery', '/notifications'] as const;
 
 const SHELL = `<!doctype html>
 <html lang="en">
@@ -39,6 +39,7 @@ const SHELL = `<!doctype html>
       <a href="/drift">Drift</a>
       <a href="/rollout">Rollout</a>
       <a href="/delivery">Delivery</a>
+      <a href="/notifications">Notifications</a>
       <a href="/api/docs" target="_blank" rel="noopener">API</a>
     </nav>
     <div class="refresh" id="refresh"></div>

@@ -151,6 +151,7 @@ describe('GET /hosts/{host}/state', () => {
         statusMessage: '',
         deployedAt: at(5),
         lastSeenAt: at(5),
+        argocd: null,
         deploymentTargets: [
           { workspace: 'contoso', application: 'shop', workload: 'cart', deploymentTarget: 'edge', environment: 'dev', deployedVersion: '5.1', desiredVersion: '5.1', desiredCommit: 'k-dev-51' },
         ],
@@ -165,6 +166,7 @@ describe('GET /hosts/{host}/state', () => {
         statusMessage: 'health check failed',
         deployedAt: at(30),
         lastSeenAt: at(2),
+        argocd: null,
         deploymentTargets: [
           { workspace: 'kaizentm', application: 'greeting-service', workload: 'greeter-api', deploymentTarget: 'main', environment: 'dev', deployedVersion: '2.0.0', desiredVersion: '2.0.0', desiredCommit: 'g-dev-2' },
         ],
@@ -179,6 +181,7 @@ describe('GET /hosts/{host}/state', () => {
         statusMessage: '',
         deployedAt: at(105),
         lastSeenAt: at(2),
+        argocd: null,
         deploymentTargets: [
           { workspace: 'kaizentm', application: 'greeting-service', workload: 'hello-world', deploymentTarget: 'functional-test', environment: 'dev', deployedVersion: '0.0.2', desiredVersion: '0.0.3', desiredCommit: 'c-dev-3' },
         ],

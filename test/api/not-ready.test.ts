@@ -18,6 +18,7 @@ describe('API before migrations', () => {
       metrics: createHubMetrics({ processMetrics: false }),
       database: new DatabaseStatus('postgres://nobody@127.0.0.1:1/none'),
       staleAfterMs: 900_000,
+      notifications: { publicUrl: undefined, channels: [] },
       maxWaitMs: 60_000,
       stateChanges: new StateChanges(),
       shutdown: new AbortController().signal,
@@ -30,6 +31,10 @@ describe('API before migrations', () => {
     expect(await response.json()).toEqual({ error: { code: 'not_ready', message: 'the database schema is being migrated; retry later' } });
     expect((await app.request('/healthz')).status).toBe(200);
     expect((await app.request('/readyz')).status).toBe(503);
+    // The same, as the gauges the PrometheusRule alerts on.
+    const metrics = await (await app.request('/metrics')).text();
+    expect(metrics).toMatch(/^kalypso_ready 0$/m);
+    expect(metrics).toMatch(/^kalypso_database_up 0$/m);
     await database.close();
   });
 });

@@ -9,7 +9,7 @@ import YAML from 'yaml';
 import { renderChart } from '../support/helm-chart.ts';
 
 const DIRECTORY = path.resolve(import.meta.dirname, '../../otel-collector');
-const FILES = ['edge.yaml', 'gateway.yaml', 'agent-custom.yaml'] as const;
+const FILES = ['edge.yaml', 'argocd.yaml', 'gateway.yaml', 'agent-custom.yaml'] as const;
 const SECTIONS = { receivers: 'receivers', processors: 'processors', exporters: 'exporters' } as const;
 /** Exporter types that speak OTLP (names before and after the v0.144 renames). */
 const OTLP_EXPORTERS = new Set(['otlp', 'otlp_grpc', 'otlphttp', 'otlp_http']);
@@ -180,6 +180,28 @@ describe('edge.yaml', () => {
   });
 });
 
+describe('argocd.yaml', () => {
+  it('watches Argo CD Applications: changes only, Argo CD’s own refreshes being the sign of life', async () => {
+    const config = await load('argocd.yaml');
+    const receiver = config['receivers']['k8sobjects'];
+    expect(receiver['auth_type']).toBe('serviceAccount');
+    expect(receiver['objects']).toEqual([{ name: 'applications', group: 'argoproj.io', mode: 'watch' }]);
+  });
+
+  it('adds k8s.cluster.name to the resource of every record, and keeps what the hub reads', async () => {
+    const config = await load('argocd.yaml');
+    const [, pipeline] = pipelines(config)[0]!;
+    const adding = ((pipeline['processors'] ?? []) as string[]).filter((id) =>
+      ((config['processors'][id]?.['attributes'] ?? []) as Config[]).some((action) => action['key'] === 'k8s.cluster.name' && action['action'] === 'upsert'),
+    );
+    expect(adding.map(componentType)).toEqual(['resource']);
+    // The slimming deletes only parts the hub does not read: never managedFields (its times date each state), spec, sync or health.
+    const deleted = [...transformationText(config).matchAll(/delete_key\(([^)]*)\)/g)].map((match) => match[1]!);
+    expect(deleted.length).toBeGreaterThan(0);
+    for (const statement of deleted) expect(statement).not.toMatch(/managedFields|\\"spec\\"|\\"sync\\"|\\"health\\"|\\"operationState\\"\], \\"(phase|message)/);
+  });
+});
+
 describe('gateway.yaml', () => {
   it('feeds the hub and another backend from one otlp receiver', async () => {
     const config = await load('gateway.yaml');
@@ -213,7 +235,7 @@ describe('gateway.yaml', () => {
     const filters = Object.entries<Config>(config['processors']).filter(([id]) => componentType(id) === 'filter');
     for (const [, settings] of filters) {
       const text = JSON.stringify(settings);
-      for (const kept of ['kalypso.deployment.state', 'kalypso.deployment.descriptor', 'kustomizations', 'gitrepositories', 'event_name', 'attributes[\\"event.name\\"]']) {
+      for (const kept of ['kalypso.deployment.state', 'kalypso.deployment.descriptor', 'kustomizations', 'gitrepositories', 'applications', 'event_name', 'attributes[\\"event.name\\"]']) {
         expect(text, `filter must keep ${kept}`).toContain(kept);
       }
     }

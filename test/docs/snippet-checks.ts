@@ -5,21 +5,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import YAML from 'yaml';
+import { jsonSchema } from '../support/crd-schemas.ts';
 import { REPO } from './markdown.ts';
-
-/** JSON Schema from a CRD's openAPIV3Schema, the Kubernetes extensions removed. */
-function jsonSchema(node: any): any {
-  if (Array.isArray(node)) return node.map(jsonSchema);
-  if (typeof node !== 'object' || node === null) return node;
-  return Object.fromEntries(
-    Object.entries(node)
-      .filter(([key]) => !key.startsWith('x-kubernetes-'))
-      .map(([key, value]) => [
-        key,
-        key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, child]) => [name, jsonSchema(child)])) : jsonSchema(value),
-      ]),
-  );
-}
 
 /**
  * What an API server with the hub's CRDs would say of `object`: the schema's errors, or [] when it
@@ -133,7 +120,8 @@ export function secretsReferenced(objects: readonly any[]): Map<string, Set<stri
     for (const volume of pod.volumes ?? []) if (volume.secret?.secretName !== undefined) note(volume.secret.secretName);
     for (const container of [...(pod.containers ?? []), ...(pod.initContainers ?? [])]) {
       for (const env of container.env ?? []) if (env.valueFrom?.secretKeyRef !== undefined) note(env.valueFrom.secretKeyRef.name, env.valueFrom.secretKeyRef.key);
-      for (const from of container.envFrom ?? []) if (from.secretRef !== undefined) note(from.secretRef.name);
+      // An optional Secret (Grafana's alerting settings) is one the pod starts without.
+      for (const from of container.envFrom ?? []) if (from.secretRef !== undefined && from.secretRef.optional !== true) note(from.secretRef.name);
     }
   }
   return referenced;

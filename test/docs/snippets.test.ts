@@ -12,18 +12,22 @@
 // the command would apply to the real renderer (`kubectl kustomize`, `--dry-run=client`, `helm
 // template`).
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import YAML from 'yaml';
+import { ALERT_RULES, CONTACT_POINT } from '../../scripts/grafana-alerts.ts';
 import { loadArgConfig } from '../../src/sources/resource-graph/arg-config.ts';
+import { loadNotifications } from '../../src/notify/notifications-file.ts';
+import { loadChannels } from '../../src/notify/notifications.ts';
+import { signature } from '../../src/notify/providers/webhook.ts';
 import { resolveHubConfig } from '../../src/settings.ts';
 import { startBanner } from '../../src/cli/start-banner.ts';
 import { normalizeDescriptorSpec } from '../../src/normalize/deployment-descriptor.ts';
 import { parseResourceGraphSpec } from '../../src/normalize/kube-resources.ts';
-import { DEPLOYMENT_DESCRIPTORS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
+import { ARGOCD_APPLICATIONS, DEPLOYMENT_DESCRIPTORS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
 import { apiGet } from '../support/api-get.ts';
 import { type KubeObject, renderChart } from '../support/helm-chart.ts';
 import { readyzStatus } from '../support/hub-process.ts';
@@ -400,6 +404,110 @@ const CASES: Record<string, Case> = {
     expect(status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
   },
 
+  // docs/notifications.md
+  'notifications-serve': (block) => {
+    const [command, ...flags] = block.content.trim().split(/\s+/);
+    expect(command).toBe('kalypso-hub');
+    expect(flags[0]).toBe('serve');
+    expect(resolveHubConfig(flags.slice(1), {})).toMatchObject({ notifications: '/etc/kalypso/notifications.yaml', publicUrl: 'https://kalypso.example.com' });
+  },
+  'notifications-file': async (block) => {
+    const file = path.join(await workDirectory('notifications'), 'notifications.yaml');
+    await writeFile(file, block.content);
+    const channels = await loadNotifications(file, { GITHUB_TOKEN: 'ghp_x', GITLAB_TOKEN: 'glpat_x', KALYPSO_WEBHOOK_SECRET: 'secret' });
+    expect(channels.map((channel) => [channel.name, channel.kind === 'webhook' ? 'webhook' : channel.type])).toEqual([
+      ['apps', 'github'],
+      ['platform', 'gitlab'],
+      ['decisions', 'webhook'],
+    ]);
+    const [apps, platform] = channels.filter((channel) => channel.kind === 'commit-status');
+    expect(apps!.repos[0]!.matches('https://github.com/contoso/platform-gitops.git')).toBe(true);
+    expect(platform!.repos[0]!.matches('https://gitlab.contoso.com/platform/team/gitops')).toBe(true);
+    expect(platform!.apiUrl).toBe('https://gitlab.contoso.com/api/v4');
+  },
+  'webhook-signature': async (block) => {
+    const directory = await workDirectory('signature');
+    const body = JSON.stringify({ specversion: '1.0', id: randomCommit(), type: 'io.kalypso.rollout.succeeded', source: 'https://kalypso.example.com', data: { total: 1 } });
+    await writeFile(path.join(directory, 'body.json'), body);
+    const secret = `s3cr3t-${randomCommit()}`;
+    const signed = await env.shell(block.content, { cwd: directory, env: { KALYPSO_WEBHOOK_SECRET: secret, SIGNATURE: signature(body, secret) } });
+    expect(signed.stdout.trim()).toBe('signed by the hub');
+    const forged = await env.shell(block.content, { cwd: directory, env: { KALYPSO_WEBHOOK_SECRET: secret, SIGNATURE: signature(`${body} `, secret) } });
+    expect(forged.stdout.trim()).toBe('');
+  },
+
+  'notifications-chart-values': async (block) => {
+    const { objects } = await renderChart(YAML.parse(block.content));
+    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')!['spec'].template.spec;
+    const variable = (name: string): string => hub.containers[0].env.find((candidate: any) => candidate.name === name).value;
+    const file = variable('KALYPSO_NOTIFICATIONS');
+    const mount = hub.containers[0].volumeMounts.find((candidate: any) => file.startsWith(`${candidate.mountPath}/`));
+    const sources = hub.volumes.find((volume: any) => volume.name === mount.name).projected.sources;
+    // The pod's files under a scratch root: the rendered file, and each Secret key it mounts beside it.
+    const root = await workDirectory('notifications-chart');
+    const local = (mounted: string): string => path.join(root, mounted);
+    const rendered = objects.find((object) => object.kind === 'Secret' && object.metadata.name === sources[0].secret.name)!;
+    await mkdir(path.dirname(local(file)), { recursive: true });
+    await writeFile(local(file), rendered['stringData'][path.basename(file)].replaceAll(`${mount.mountPath}/`, `${local(mount.mountPath)}/`));
+    for (const source of sources.slice(1)) {
+      for (const item of source.secret.items) {
+        await mkdir(path.dirname(local(`${mount.mountPath}/${item.path}`)), { recursive: true });
+        await writeFile(local(`${mount.mountPath}/${item.path}`), `${source.secret.name}-${item.key}\n`);
+      }
+    }
+    const channels = await loadChannels(resolveHubConfig([], { KALYPSO_NOTIFICATIONS: local(file), KALYPSO_PUBLIC_URL: variable('KALYPSO_PUBLIC_URL') }), {});
+    expect(channels.map((channel) => channel.name)).toEqual(['apps', 'decisions']);
+    expect(await (channels[0] as any).token.read()).toBe('github-status-token');
+    expect(await (channels[1] as any).secret.read()).toBe('kalypso-webhook-secret');
+  },
+
+  // docs/argocd.md
+  'argocd-chart-values': async (block) => {
+    const { objects } = await renderChart(YAML.parse(block.content));
+    const role = objects.find((object) => object.kind === 'ClusterRole')!;
+    expect(role['rules']).toContainEqual({ apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['list', 'watch'] });
+    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')!['spec'].template.spec.containers[0];
+    const environment = Object.fromEntries(hub.env.filter((variable: any) => /^KALYPSO_(KUBE|ARGOCD)/.test(variable.name)).map((variable: any) => [variable.name, variable.value]));
+    // As the flags of the block above.
+    expect(resolveHubConfig([], environment)).toMatchObject({ kube: 'on', argocd: 'on', kubeClusterName: 'aks-mgmt-weu' });
+  },
+  'argocd-hub-flags': async (block) => {
+    const [command, flags] = block.content.trim().split(' -- ') as [string, string];
+    expect(command).toBe('npm start');
+    expect(Object.keys(JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')).scripts)).toContain('start');
+    expect(resolveHubConfig(flags.split(/\s+/), {})).toMatchObject({ kube: 'on', argocd: 'on', kubeClusterName: 'aks-mgmt-weu' });
+  },
+  'argocd-application': async (block) => {
+    // Applied as Argo CD's controller writes it, to the stand-in API server the docs' hub watches.
+    env.kube.api.apply(ARGOCD_APPLICATIONS, YAML.parse(block.content), 'argocd-application-controller');
+    const reconciler = await waitFor(
+      async () => (await hostState('aks-prod-weu-01'))?.reconcilers.find((candidate: any) => candidate.reconciler === 'argocd/checkout'),
+      'the application in the hub',
+    );
+    expect(reconciler).toMatchObject({
+      type: 'argocd',
+      manifestsEndpoint: `${GITOPS_REPO}/prod/checkout`,
+      commit: '6ee9b747ec30a41fe214193938d7c3c4c2e8201e',
+      status: 'success',
+      statusMessage: 'successfully synced (all tasks run)',
+      argocd: { sync: 'Synced', health: 'Healthy', operation: 'Succeeded' },
+    });
+  },
+
+  // docs/moving-from-the-original-hub.md
+  'original-hub-crds': (block, context) => CASES['kube-install-crds']!(block, context),
+  'original-hub-reconciler': async (block) => {
+    // As kubectl applies a resource without a namespace: into `default`.
+    const resource = YAML.parse(block.content);
+    expect(await hubResourceErrors(resource)).toEqual([]);
+    env.kube.api.apply(RECONCILERS, { ...resource, metadata: { ...resource.metadata, namespace: 'default' } });
+    const reconciler = await waitFor(
+      async () => (await hostState('kalypso-rg-flux'))?.reconcilers.find((candidate: any) => candidate.reconciler === 'kalypso-rg-flux-hello-world'),
+      'the Reconciler in the hub',
+    );
+    expect(reconciler).toMatchObject({ type: 'flux', status: 'success', commit: '5ce065315cc1702b6cb4eb9d3f804413706570d8' });
+  },
+
   // docs/azure-resource-graph.md
   'arg-config-full': async (block) => {
     const file = path.join(await workDirectory('arg'), 'sources.yaml');
@@ -477,6 +585,77 @@ const CASES: Record<string, Case> = {
       await admin.end();
     }
   },
+
+  // docs/alerts.md
+  'alerts-secret': async (block) => {
+    const { applied: [secret, ...others] } = await withStandIns(block, await workDirectory('alerting-secret'));
+    expect(others).toEqual([]);
+    // The Secret and key the values below name.
+    const named = YAML.parse(snippet('alerts-values').content).grafana.alerting.webhookUrlFrom.secretKeyRef;
+    expect(secret).toMatchObject({ kind: 'Secret', metadata: { name: named.name, namespace: 'kalypso-system' } });
+    expect(Object.keys(secret!['data'])).toEqual([named.key]);
+  },
+  'alerts-values': async (block) => {
+    const { objects } = await renderChart(YAML.parse(block.content));
+    const pod = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-grafana')!['spec'].template.spec;
+    const [init] = pod.initContainers;
+    // Both Grafana containers read the variables: the init container picks the files, Grafana expands them.
+    expect(init.env).toEqual(pod.containers[0].env.filter((variable: any) => init.env.some((other: any) => other.name === variable.name)));
+    // The variables as the pod gets them, the webhook URL from the Secret of the block above.
+    const { applied: [secret] } = await withStandIns(snippet('alerts-secret'), await workDirectory('alerting-secret'));
+    const variables: Record<string, string> = {};
+    for (const variable of init.env) {
+      const ref = variable.valueFrom?.secretKeyRef;
+      variables[variable.name] = ref === undefined ? variable.value : Buffer.from(secret!['data'][ref.key], 'base64').toString();
+      if (ref !== undefined) expect(ref.name).toBe(secret!.metadata.name);
+    }
+    expect(Object.keys(variables).sort()).toEqual(['KALYPSO_ALERT_WEBHOOK_URL', 'KALYPSO_PUBLIC_URL']);
+    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')!['spec'].template.spec.containers[0];
+    expect(hub.env).toContainEqual({ name: 'KALYPSO_PUBLIC_URL', value: variables['KALYPSO_PUBLIC_URL'] });
+    // What the init container then provisions with them.
+    const target = await workDirectory('alerting');
+    const selected = await env.shell(`deploy/grafana/select-alerting.sh deploy/grafana/provisioning ${target}`, { env: variables });
+    expect(selected.code, selected.stderr).toBe(0);
+    expect(YAML.parse(await readFile(path.join(target, 'kalypso-contact-point.yaml'), 'utf8')).contactPoints[0].receivers[0].type).toBe('slack');
+  },
+  'alerts-prometheus-rule': async (block) => {
+    const { objects } = await renderChart(YAML.parse(block.content));
+    const rule = objects.find((object) => object.kind === 'PrometheusRule')!;
+    const file = YAML.parse(await readFile(path.join(REPO, 'deploy/prometheus/kalypso-hub-rules.yaml'), 'utf8'));
+    expect(rule['spec'].groups.map((group: any) => group.rules.map((each: any) => each.alert))).toEqual(file.spec.groups.map((group: any) => group.rules.map((each: any) => each.alert)));
+    expect(rule.metadata.labels?.['release']).toBe('prometheus');
+    const monitor = objects.find((object) => object.kind === 'ServiceMonitor')!;
+    expect(monitor.metadata.labels?.['release']).toBe('prometheus');
+  },
+  'alerts-select': async (block) => {
+    const grafana = await workDirectory('grafana-provisioning');
+    await mkdir(path.join(grafana, 'alerting'));
+    const result = await env.shell(block.content, { env: { GRAFANA_PROVISIONING: grafana } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toContain('XXXXXXXX');
+    expect((await readdir(path.join(grafana, 'alerting'))).sort()).toEqual(['kalypso-alerts.yaml', 'kalypso-contact-point.yaml']);
+    const rules = YAML.parse(await readFile(path.join(grafana, 'alerting/kalypso-alerts.yaml'), 'utf8'));
+    expect(rules.groups[0].rules[0].notification_settings.receiver).toBe(CONTACT_POINT);
+  },
+  'alerts-thresholds': async (block) => {
+    const direct = await env.asReader(async (client) => (await client.query(block.content)).rows);
+    expect(direct).toHaveLength(1);
+    expect(Object.keys(direct[0])).toEqual(['stale_after', 'rollout_window', 'off_commit_after']);
+    // The test hub runs with the defaults.
+    expect(direct[0].rollout_window).toMatchObject({ minutes: 30 });
+    expect(direct[0].off_commit_after).toMatchObject({ hours: 1 });
+  },
+  ...Object.fromEntries(
+    ALERT_RULES.map((rule): [string, Case] => [
+      `alert-sql-${rule.runbook}`,
+      async (block) => {
+        // The query the provisioned rule runs, word for word, and it runs as Grafana's role.
+        expect(block.content.trim()).toBe(rule.sql);
+        const result = await env.asReader((client) => client.query(block.content));
+        expect(result.fields.map((field) => field.name)).toEqual([...rule.labels, rule.value]);
+      },
+    ]),
+  ),
 
   // docs/configuration.md
   'config-precedence': async (block) => {

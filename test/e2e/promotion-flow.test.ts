@@ -6,7 +6,8 @@
 // in a configured order, three workloads, unrelated merges between promotions, a cluster that skips
 // a commit, a failing cluster, a silent one. Every commit is a random 40-hex id; every answer along
 // the way is checked: desired state, order, differences, drift, both gates (full and short commits),
-// delivery, and the Rollout view in Chromium.
+// delivery, the commit statuses a GitHub stand-in was sent for every step, and the Rollout view in
+// Chromium.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
@@ -17,6 +18,7 @@ import { shortCommit } from '../../src/ui/app/format.ts';
 import { launchBrowser } from '../support/browser.ts';
 import type { FakeKubeApiServer } from '../support/kube-apiserver.ts';
 import { type KubeHub, startKubeHub } from '../support/kube-hub.ts';
+import { GitHostStandIn, notificationsFile, PUBLIC_URL } from '../support/notify-flow.ts';
 import { Cluster, type ClusterChannel, DescriptorFlux, type FlowWorkload, GitOpsRepository, SimulatedClock } from '../support/promotion-flow.ts';
 import { randomName } from '../support/random-ids.ts';
 import type { TestDatabase } from '../support/test-database.ts';
@@ -37,6 +39,7 @@ let hub: RunningHub;
 let clock: SimulatedClock;
 let repo: GitOpsRepository;
 let flux: DescriptorFlux;
+let github: GitHostStandIn;
 const clusters: Cluster[] = [];
 
 const inEnvironment = (environment: string) => clusters.filter((cluster) => cluster.environment === environment);
@@ -118,14 +121,17 @@ beforeAll(async () => {
   // Some 25 minutes pass in the scenario (a silent cluster must outlast stale-after), all of them
   // before the real now: the hub caps a report's time at its receipt.
   clock = new SimulatedClock(new Date(Date.now() - 45 * 60_000));
+  repo = new GitOpsRepository();
+  github = new GitHostStandIn();
+  await github.start();
+  const notifications = await notificationsFile(github, { repos: { github: [`${repo.url.slice(0, repo.url.lastIndexOf('/'))}/*`, 'https://github.com/contoso/*'] } });
   kube = await startKubeHub({
     // Resynced each second: Reconciler resources are confirmed then (re-applying one unchanged is a
     // no-op for an API server, so qa-a's agent cannot refresh them).
-    flags: ['--kube-resync', '1s', '--environment-order', ORDER.join(',')],
+    flags: ['--kube-resync', '1s', '--environment-order', ORDER.join(','), '--notifications', notifications, '--public-url', PUBLIC_URL],
     clock: () => clock.now(),
   });
   ({ api, testDb, hub } = kube);
-  repo = new GitOpsRepository();
   flux = new DescriptorFlux(api, clock, repo, WORKLOADS);
   const context = { api, clock, repo, workloads: WORKLOADS, ports: hub.ports };
   const fleet: [string, string, ClusterChannel][] = [
@@ -145,6 +151,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await kube?.stop();
+  await github?.stop();
 });
 
 describe('the promotion flow', () => {
@@ -270,6 +277,61 @@ describe('the promotion flow', () => {
     expect(merges).toBeGreaterThan(expected.length / WORKLOADS.length);
     // The one change failure is web 2.0 in prod (a failure report), not a merge that kept versions.
     expect(delivery.changeFailureRate).toMatchObject({ failures: 1, withFailureReports: 1, supersededWithinFixWindow: 0 });
+  });
+});
+
+/** Every change so far judged and its statuses delivered: the rollouts folded in (as a report does), nothing due, nothing waiting. */
+async function notificationsDelivered(): Promise<void> {
+  await get(`/metrics/delivery?since=${new Date(0).toISOString()}`);
+  await waitFor(async () => {
+    const [pending] = await testDb.query<{ dirty: number; due: number; undone: number }>(
+      `SELECT (SELECT count(*) FROM notify_dirty_endpoint)::int AS dirty,
+              (SELECT count(*) FROM notify_subject WHERE retired_at IS NULL AND due_at <= $1)::int AS due,
+              (SELECT count(*) FROM notify_outbox WHERE sent_at IS NULL AND failed_at IS NULL AND superseded_by IS NULL)::int AS undone`,
+      [clock.now()],
+    );
+    return pending!.dirty + pending!.due + pending!.undone === 0;
+  }, 'the notifications delivered', 30_000);
+}
+
+describe('commit statuses', () => {
+  /** What GitHub shows for each merge of an environment's branch, in the order of its merges. */
+  const branchStatuses = (environment: string) =>
+    repo.history.get(environment)!.map((commit) => github.shown('github', commit, `kalypso/${environment}`).map((status) => `${status.state}: ${status.description}`));
+
+  it('told GitHub of every step: each merge pending, then success — or failure where a cluster failed, pending where one fell silent', async () => {
+    // Half a minute on, a rollout with a silent subscriber is judged again (qa-a spoke again, with
+    // the same state: no transition marked its rollout).
+    clock.advance(31_000);
+    await notificationsDelivered();
+    for (const environment of ORDER) {
+      const statuses = branchStatuses(environment);
+      for (const [index, shown] of statuses.entries()) {
+        // Never the same state and description twice in a row.
+        expect(shown.filter((line, at) => at > 0 && line === shown[at - 1]), `${environment} #${index}`).toEqual([]);
+        expect(shown.length, `${environment} merge #${index} has a status`).toBeGreaterThan(0);
+      }
+    }
+    const total = (environment: string) => inEnvironment(environment).length * WORKLOADS.length;
+    // dev promoted cart, web and pay to 2.0, and its last merge runs 2.0 of each everywhere.
+    expect(branchStatuses(DEV).at(-1)!.at(-1)).toBe(`success: ${total(DEV)}/${total(DEV)} reconcilers on 2.0`);
+    // prod stopped where prod-c failed web 2.0; its later merges never came.
+    expect(branchStatuses(PROD).at(-1)!.at(-1)).toBe(`failure: ${total(PROD) - 1}/${total(PROD)} applied · 1 failed (${PROD}-c)`);
+    // qa's last merge (pay 2.0) waits on qa-b, silent past stale-after.
+    expect(branchStatuses(QA).at(-1)!.at(-1)).toBe(`pending: ${total(QA) / 2}/${total(QA)} applied · ${total(QA) / 2} stale`);
+    // Every status links to the Rollout view of its environment and commit.
+    for (const status of github.statuses.filter((posted) => posted.repo.endsWith('/platform-gitops'))) {
+      expect(status.targetUrl).toBe(`${PUBLIC_URL}/rollout?environment=${status.context.slice('kalypso/'.length)}&commit=${status.commit}`);
+    }
+  });
+
+  it('told the source repositories which environments run each build', () => {
+    const sources = github.statuses.filter((posted) => posted.repo.startsWith('contoso/'));
+    const contexts = new Set(sources.map((status) => status.context));
+    expect([...contexts].sort()).toEqual(ORDER.map((environment) => `kalypso/${environment}`).sort());
+    // cart 2.0's build reached prod: its last status there is a success, on 2.0.
+    const cartInProd = sources.filter((status) => status.repo === `contoso/${CART!.name}` && status.context === `kalypso/${PROD}`);
+    expect(cartInProd.at(-1)).toMatchObject({ state: 'success', description: expect.stringMatching(/^3\/3 reconcilers on 2\.0$/) });
   });
 });
 

@@ -10,15 +10,17 @@ import {
   descriptorCommitSource,
   lastWriteTime,
   normalizeDescriptorResource,
-  normalizeReconcilerResource,
   parseResourceGraphSpec,
 } from '../../src/normalize/kube-resources.ts';
-import type { Normalized } from '../../src/normalize/normalize-result.ts';
+import type { Normalized, NormalizedMany } from '../../src/normalize/normalize-result.ts';
+import { normalizeArgoApplication } from '../../src/normalize/argocd-application.ts';
+import { readReconcilerResource } from '../../src/normalize/reconciler-resource.ts';
 import { normalizeLogRecord } from '../../src/normalize/otlp-logs.ts';
 import type { KubeObject } from '../../src/wire/kube-object.ts';
 import type { AnyValue, KeyValues } from '../../src/wire/otlp-logs.ts';
 import { fluxConfigurationRow, nonCompliantFixture } from '../support/flux-configurations.ts';
 import { gitRepository, kustomization } from '../support/flux-objects.ts';
+import { applicationObject, applicationRecord, moments } from '../support/argocd-applications.ts';
 import { fuzzRuns, hostileString, hostileValue, mutationsOf } from '../support/fuzz.ts';
 import { descriptorLog, stateLog } from '../support/kalypso-logs.ts';
 import { expectStorable } from '../support/record-validity.ts';
@@ -27,8 +29,8 @@ const RUNS = fuzzRuns(300);
 const NOW = new Date('2026-11-20T10:00:00Z');
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
 
-function expectValidOutcome(outcome: Normalized, fieldNames: RegExp): void {
-  if (outcome.ok) expectStorable(outcome.value);
+function expectValidOutcome(outcome: Normalized | NormalizedMany, fieldNames: RegExp): void {
+  if (outcome.ok) (Array.isArray(outcome.value) ? (outcome.value as readonly NormalizedRecord[]) : [outcome.value as NormalizedRecord]).forEach(expectStorable);
   else {
     expect(typeof outcome.reason).toBe('string');
     expect(outcome.reason, outcome.reason).toMatch(fieldNames);
@@ -73,11 +75,47 @@ function withSpec(object: typeof reconciler | typeof descriptor, spec: unknown):
   return { ...object, spec } as unknown as KubeObject;
 }
 
+/** A two-source Argo CD Application (test/support/argocd-applications.ts). */
+const ARGO_SHAPE = {
+  name: 'payments',
+  destination: { server: 'https://10.0.0.5:6443' },
+  sources: [
+    { repoURL: 'https://github.com/contoso/charts', targetRevision: 'main', path: 'payments' },
+    { repoURL: 'https://github.com/contoso/values', targetRevision: 'main', ref: 'values' },
+  ],
+};
+
+describe('Argo CD Applications', () => {
+  it('a mutated Application is valid state, nothing yet, or rejected naming a field', () => {
+    const object = applicationObject(ARGO_SHAPE, moments.synced([COMMIT, COMMIT], NOW, 'Degraded'));
+    fc.assert(
+      fc.property(mutationsOf(object), fc.constantFrom('upsert' as const, 'deleted' as const), (mutated, event) => {
+        const outcome = normalizeArgoApplication({ object: mutated, event, localCluster: 'hub', seenAt: NOW });
+        expectValidOutcome(outcome.ok ? { ok: true, value: outcome.value.records } : outcome, /\b(spec|status|metadata)\./);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('arbitrary JSON never throws', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), fc.jsonValue(), hostileValue), (object) => {
+        const outcome = normalizeArgoApplication({ object, event: 'upsert', localCluster: 'hub', seenAt: NOW });
+        if (outcome.ok) outcome.value.records.forEach(expectStorable);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
+
 describe('Kubernetes custom resources', () => {
-  it('a mutated Reconciler is stored as valid state or rejected naming a spec field', () => {
+  it('a mutated Reconciler is stored as valid state, waits for its deployment, or is rejected naming a spec field', () => {
     fc.assert(
       fc.property(mutationsOf(reconciler.spec), (spec) => {
-        expectValidOutcome(normalizeReconcilerResource(withSpec(reconciler, spec), NOW), /\bspec\b/);
+        const reading = readReconcilerResource(withSpec(reconciler, spec), NOW);
+        if (reading.kind === 'recorded') expectStorable(reading.record);
+        else if (reading.kind === 'invalid') expect(reading.reason, reading.reason).toMatch(/\bspec\b/);
+        else expect(reading).toMatchObject({ kind: 'waiting', why: expect.stringMatching(/^spec\.deployment/) });
       }),
       { numRuns: RUNS },
     );
@@ -167,8 +205,10 @@ describe('OTLP log records (decoded)', () => {
     wire(descriptorLog({ version: '1.0.0', commit: COMMIT, at: NOW })),
     wire({ ...gitRepository({ cluster: 'edge-1', url: 'https://github.com/contoso/gitops', branch: 'dev', at: NOW }) }),
     wire({ ...kustomization({ cluster: 'edge-1', name: 'apps', path: './apps', applied: `dev@sha1:${COMMIT}`, ready: { status: 'True', reason: 'ReconciliationSucceeded', message: 'ok' }, at: NOW }) }),
+    wire({ ...applicationRecord('edge-1', applicationObject(ARGO_SHAPE, moments.failed([COMMIT, COMMIT], NOW, 'sync failed')), 'MODIFIED', NOW) }),
   ];
   const named = /kalypso|vcs\.|k8s|body|resource attribute|event|host/;
+  // An Argo CD record may stand for several reconcilers, or for none yet.
 
   it('a mutated Kalypso or k8sobjects record is a valid record, rejected naming a field, or ignored', () => {
     fc.assert(

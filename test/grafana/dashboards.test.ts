@@ -1,6 +1,6 @@
-// The Grafana dashboards and alert rule: the committed JSON is what the generator writes, every
-// variable and panel query runs as kalypso_reader against a seeded database (macros and
-// variables expanded as Grafana does), and returns the columns the panel refers to.
+// The Grafana dashboards: the committed JSON is what the generator writes, every variable, panel and
+// annotation query runs as kalypso_reader against a seeded database (macros and variables expanded
+// as Grafana does), and returns the columns the panel refers to. The alert rules: alerts.test.ts.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
@@ -129,29 +129,34 @@ describe('Grafana dashboards', () => {
         }
       },
     );
-  });
-});
 
-describe('Grafana alert rule example', () => {
-  it('finds targets failing or stale for 15 minutes, one labelled row per target', async () => {
-    const alerting = YAML.parse(await readFile(path.join(GRAFANA_DIR, 'provisioning/alerting/kalypso-alerts.yaml'), 'utf8'));
-    const rule = alerting.groups[0].rules[0];
-    const refIds = rule.data.map((query: { refId: string }) => query.refId);
-    expect(refIds).toContain(rule.condition);
-    const threshold = rule.data.find((query: { refId: string }) => query.refId === rule.condition);
-    expect(refIds).toContain(threshold.model.expression);
-    const sqlQuery = rule.data.find((query: { datasourceUid: string }) => query.datasourceUid === DATASOURCE.uid);
-    const result = await reader.query(expandGrafanaSql(sqlQuery.model.rawSql, new Map(), range));
-    // Known fleet: greeter-api in dev has failed for 30 minutes, hello-world in staging is stale
-    // (40 minutes), and one prod host has been silent for 20 minutes.
-    expect(result.rows.map((row) => `${row.environment}/${row.workload}=${row.reconcilers}`).sort()).toEqual([
-      'dev/greeter-api=1',
-      'prod/hello-world=1',
-      'staging/hello-world=1',
-    ]);
-    const numeric = result.fields.filter((field) => result.rows.every((row) => typeof row[field.name] === 'number' || /^\d+$/.test(String(row[field.name]))));
-    expect(numeric.map((field) => field.name)).toEqual(['reconcilers']);
-    expect(rule.annotations.__dashboardUid__).toBe('kalypso-drift');
-    expect(uids.has(rule.annotations.__dashboardUid__)).toBe(true);
+    it.each(dashboard.annotations.list.map((annotation) => [annotation.name, annotation] as const))(
+      'annotation "%s" runs as kalypso_reader and returns Grafana’s annotation columns',
+      async (_name, annotation) => {
+        expect(annotation.datasource.uid).toBe(DATASOURCE.uid);
+        expect(annotation.target.datasource.uid).toBe(DATASOURCE.uid);
+        for (const chosen of [{}, { environment: ['prod'] }] as Record<string, string[]>[]) {
+          const variables = await resolveVariables(reader, dashboard, range, chosen);
+          const result = await reader.query(expandGrafanaSql(annotation.target.rawSql, variables, range));
+          const columns = result.fields.map((field) => field.name);
+          expect(columns).toEqual(expect.arrayContaining(['time', 'text', 'tags']));
+          for (const row of result.rows) {
+            expect(row.time, annotation.name).toBeInstanceOf(Date);
+            if (columns.includes('timeend')) expect((row.timeend as Date).getTime()).toBeGreaterThanOrEqual((row.time as Date).getTime());
+            expect(typeof row.text).toBe('string');
+            expect(String(row.tags).split(',')).toEqual(expect.arrayContaining(['rollout']));
+            if (chosen['environment'] !== undefined) expect(String(row.tags).split(',')).toContain('prod');
+          }
+          // The known fleet has rollouts assigned, converged and failed (greeter-api in dev) in range.
+          if (chosen['environment'] === undefined) expect(result.rows.length, `${annotation.name} finds rollouts`).toBeGreaterThan(0);
+        }
+      },
+    );
+  });
+
+  it('mark rollouts assigned, converged and failed on every dashboard', () => {
+    for (const dashboard of dashboards) {
+      expect(dashboard.annotations.list.map((annotation) => annotation.name), dashboard.title).toEqual(['Rollouts assigned', 'Rollouts converged', 'Rollouts failed']);
+    }
   });
 });

@@ -62,6 +62,13 @@ function reconciler(name: string, deployment: Record<string, unknown>, spec: Rec
   };
 }
 
+/** kalypso_kube_watch_errors_total of one resource, as the hub's /metrics says it (0 before the first). */
+async function watchErrors(resource: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${hub.ports.http}/metrics`)).text();
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`kalypso_kube_watch_errors_total{resource="${resource}"}`));
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+}
+
 const ready = (object: any) => object?.status?.conditions?.find((condition: any) => condition.type === 'Ready');
 
 beforeAll(async () => {
@@ -261,20 +268,35 @@ describe('Reconciler', () => {
   });
 
   it('marks invalid resources Ready=False naming the field, without blocking the valid ones', async () => {
-    api.apply(RECONCILERS, reconciler('bad-enum', { gitOpsCommitId: HEX, status: 'done' }));
     api.apply(RECONCILERS, { metadata: { name: 'no-host', namespace: 'dev' }, spec: { manifestsEndpoint: 'x/y/z', deployment: { gitOpsCommitId: HEX, status: 'success' } } });
     api.apply(RECONCILERS, reconciler('fine', { gitOpsCommitId: HEX, status: 'success' }));
-    expect(await waitFor(() => ready(api.get(RECONCILERS, 'dev', 'bad-enum')), 'bad enum')).toMatchObject({
-      status: 'False',
-      reason: 'Invalid',
-      message: 'spec.deployment.status must be one of success, failure, in_progress (got "done")',
-    });
     expect(await waitFor(() => ready(api.get(RECONCILERS, 'dev', 'no-host')), 'no host')).toMatchObject({
       status: 'False',
+      reason: 'Invalid',
       message: 'spec.hostName is missing',
     });
     await waitFor(async () => (await stateOf('host-fine')) !== undefined, 'the valid one');
-    expect(await stateOf('host-bad-enum')).toBeUndefined();
+  });
+
+  it('records a status or type it does not know as the original hub did, saying so in Ready, and lets a Reconciler without a deployment wait', async () => {
+    api.apply(RECONCILERS, reconciler('odd-values', { gitOpsCommitId: HEX, status: 'done' }, { reconcilerType: 'kalypso-agent' }));
+    api.apply(RECONCILERS, reconciler('registered', undefined as unknown as Record<string, unknown>));
+    expect(await waitFor(() => ready(api.get(RECONCILERS, 'dev', 'odd-values')), 'odd values')).toEqual(
+      expect.objectContaining({
+        status: 'True',
+        reason: 'Recorded',
+        message:
+          `in_progress at ${HEX} recorded for host-odd-values; warning: spec.reconcilerType must be one of flux, argocd, arc, wo, custom (got "kalypso-agent"): recorded as custom; ` +
+          'spec.deployment.status must be one of success, failure, in_progress (got "done"): recorded as in_progress',
+      }),
+    );
+    expect(await stateOf('host-odd-values')).toMatchObject({ commit: HEX, status: 'in_progress' });
+    expect(await waitFor(() => ready(api.get(RECONCILERS, 'dev', 'registered')), 'registered')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForDeployment',
+      message: 'spec.deployment is not set: nothing to record until it names a commit',
+    });
+    expect(await stateOf('host-registered')).toBeUndefined();
   });
 });
 
@@ -344,14 +366,17 @@ describe('AzureResourceGraph', () => {
 });
 
 describe('watch resilience', () => {
-  it('reconnects after connections drop abruptly, without a tight loop', async () => {
+  it('reconnects after connections drop abruptly, without a tight loop, and counts the broken watch in /metrics', async () => {
     const before = api.watchRequests('reconcilers');
+    const errorsBefore = await watchErrors('reconcilers');
     api.closeWatches({ abrupt: true });
     clock += 1_000;
     api.apply(RECONCILERS, reconciler('after-drop', { gitOpsCommitId: HEX, status: 'success' }));
     await waitFor(async () => (await stateOf('host-after-drop')) !== undefined, 'a change made after the drop', 15_000);
     // One restart (with backoff), not a storm.
     expect(api.watchRequests('reconcilers') - before).toBeLessThanOrEqual(3);
+    // What the PrometheusRule's KalypsoCrdWatchFailing counts (deploy/prometheus/kalypso-hub-rules.yaml).
+    expect(await watchErrors('reconcilers')).toBeGreaterThan(errorsBefore);
   });
 
   it('re-watches after graceful stream ends with backoff, not in a tight loop', async () => {
@@ -410,7 +435,9 @@ describe('status subresource', () => {
 
 describe('RBAC', () => {
   it('allows every request the watcher made, and the rules grant nothing it did not use', async () => {
-    const roles = await loadHubRoles();
+    // This hub runs with the default --argocd auto against an API server that serves Applications,
+    // so it reads them: the chart's rules with argocd.enabled.
+    const roles = await loadHubRoles({ argocd: { enabled: true }, kube: { clusterName: 'hub-cluster' } });
     const hubRequests = api.requests.filter((request) => request.token === 'hub');
     expect(hubRequests.length).toBeGreaterThan(0);
     for (const request of hubRequests) expect(isAllowed(roles, request), `${request.method} ${request.path}`).toBe(true);

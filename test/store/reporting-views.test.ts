@@ -191,6 +191,18 @@ describe('reporting views', () => {
     expect(fleet.t0).toBeLessThanOrEqual(Date.now());
   });
 
+  it('publishes the alert thresholds, their defaults unless given', async () => {
+    const thresholds = 'SELECT rollout_window::text, off_commit_after::text FROM kalypso_settings';
+    expect(await testDb.query(thresholds)).toEqual([{ rollout_window: '00:30:00', off_commit_after: '01:00:00' }]);
+    await publishHubSettings(hub.database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [], rolloutWindowMs: 45 * 60_000, offCommitAfterMs: 2 * 3_600_000 });
+    try {
+      expect(await testDb.query(thresholds)).toEqual([{ rollout_window: '00:45:00', off_commit_after: '02:00:00' }]);
+    } finally {
+      await publishHubSettings(hub.database.db, { staleAfterMs: STALE_AFTER_MS, environmentOrder: [] });
+    }
+    expect(await testDb.query(thresholds)).toEqual([{ rollout_window: '00:30:00', off_commit_after: '01:00:00' }]);
+  });
+
   it('lets kalypso_reader read the views and nothing else', async () => {
     const asReader = async (statement: string): Promise<string> => {
       try {
@@ -205,6 +217,7 @@ describe('reporting views', () => {
     );
     expect(views.map((view) => view.table_name)).toEqual([
       'kalypso_assignment_history',
+      'kalypso_current_rollout',
       'kalypso_delivery_laggard',
       'kalypso_delivery_rollout',
       'kalypso_delivery_rollout_history',
@@ -214,6 +227,9 @@ describe('reporting views', () => {
       'kalypso_environment_state',
       'kalypso_host_state',
       'kalypso_host_summary',
+      'kalypso_off_desired_commit',
+      'kalypso_polled_source',
+      'kalypso_rollout_event',
       'kalypso_rollout_state',
       'kalypso_settings',
     ]);

@@ -21,6 +21,15 @@ export interface DashboardVariable extends GrafanaVariable {
   options?: { text: string; value: string; selected: boolean }[];
 }
 
+/** An annotation query of the dashboard (Grafana's SQL annotations: time, timeend, text, tags). */
+export interface Annotation {
+  name: string;
+  enable: boolean;
+  iconColor: string;
+  datasource: { type: string; uid: string };
+  target: { refId: string; rawSql: string; format: string; datasource: { uid: string } };
+}
+
 export interface Dashboard {
   uid: string;
   title: string;
@@ -28,6 +37,7 @@ export interface Dashboard {
   time: { from: string; to: string };
   links: { type: string; tags: string[]; includeVars: boolean }[];
   templating: { list: DashboardVariable[] };
+  annotations: { list: Annotation[] };
   panels: Panel[];
 }
 

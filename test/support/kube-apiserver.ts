@@ -2,7 +2,9 @@
 // to the real client library: lists with resourceVersion, chunked newline-delimited watch streams
 // (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR), 410 Gone for an expired resourceVersion, graceful
 // and abrupt stream ends, the status subresource (PUT with optimistic concurrency → 409, merge
-// patch), generations and managedFields, and Leases. No real API server can run here.
+// patch), generations and managedFields, finalizers (a delete marks the object until its last
+// finalizer is removed), 404 for kinds not installed (and installing one later), optional schema
+// validation (422, as for a CRD's openAPIV3Schema), and Leases. No real API server can run here.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -61,9 +63,21 @@ export class FakeKubeApiServer {
   /** openAPIV3Schema per `group/plural`: objects are pruned to it, as an API server prunes custom resources. */
   readonly #schemas: ReadonlyMap<string, Json>;
 
-  constructor(resources: readonly ResourceRef[], options: { readonly schemas?: ReadonlyMap<string, Json> } = {}) {
+  /** Refuses objects its schema does not accept (422), as an API server does; by `group/plural`. */
+  readonly #validators: ReadonlyMap<string, (object: Json) => string | undefined>;
+
+  constructor(
+    resources: readonly ResourceRef[],
+    options: { readonly schemas?: ReadonlyMap<string, Json>; readonly validators?: ReadonlyMap<string, (object: Json) => string | undefined> } = {},
+  ) {
     for (const resource of [...resources, LEASES, SECRETS]) this.#kinds.set(`${resource.group}/${resource.plural}`, resource);
     this.#schemas = options.schemas ?? new Map();
+    this.#validators = options.validators ?? new Map();
+  }
+
+  /** Installs a kind after the start (a CRD applied later): its requests stop answering 404. */
+  serve(resource: ResourceRef): void {
+    this.#kinds.set(`${resource.group}/${resource.plural}`, resource);
   }
 
   async start(): Promise<void> {
@@ -106,6 +120,8 @@ export class FakeKubeApiServer {
   /** Creates or updates an object as a user would (`kubectl apply`): spec/labels, not status. */
   apply(resource: ResourceRef, object: Json, manager = 'kubectl'): Json {
     const key = this.#key(resource);
+    const invalid = this.#invalid(key, object);
+    if (invalid !== undefined) throw new Error(`${resource.kind} ${object.metadata?.name} is invalid: ${invalid}`);
     const id = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
     const existing = this.#objects.get(key)?.get(id);
     if (existing === undefined) return this.#create(resource, object, manager);
@@ -121,11 +137,19 @@ export class FakeKubeApiServer {
     return this.#update(resource, id, { ...existing, status }, { manager, subresource: 'status' });
   }
 
+  /** Deletes an object; one with finalizers is only marked (deletionTimestamp) until they are removed. */
   delete(resource: ResourceRef, namespace: string, name: string): void {
     const key = this.#key(resource);
     const id = `${namespace}/${name}`;
     const existing = this.#objects.get(key)?.get(id);
     if (existing === undefined) return;
+    if ((existing.metadata.finalizers ?? []).length > 0) {
+      if (existing.metadata.deletionTimestamp === undefined) {
+        const metadata = { ...existing.metadata, deletionTimestamp: seconds(this.now()), deletionGracePeriodSeconds: 0 };
+        this.#update(resource, id, { ...existing, metadata }, { manager: 'kube-apiserver', subresource: undefined });
+      }
+      return;
+    }
     this.#objects.get(key)!.delete(id);
     this.#emit(key, 'DELETED', { ...existing, metadata: { ...existing.metadata, resourceVersion: String(++this.#rv) } });
   }
@@ -186,6 +210,8 @@ export class FakeKubeApiServer {
     if (resource === undefined) return this.#status(response, 404, 'NotFound', `the server could not find the requested resource (${key})`);
     if (this.unavailable.has(plural ?? '')) return this.#status(response, 503, 'ServiceUnavailable', `${plural} are unavailable`);
     const body = request.method === 'GET' || request.method === 'DELETE' ? undefined : await readJson(request);
+    const invalid = request.method === 'POST' || (request.method === 'PUT' && subresource === undefined) ? this.#invalid(key, body ?? {}) : undefined;
+    if (invalid !== undefined) return this.#status(response, 422, 'Invalid', `${resource.kind} "${body?.metadata?.name}" is invalid: ${invalid}`);
 
     if (name === undefined) {
       if (request.method === 'POST' && namespace !== undefined) {
@@ -264,6 +290,11 @@ export class FakeKubeApiServer {
     response.on('close', () => this.#watchers.delete(watcher));
   }
 
+  /** Why the kind's schema refuses the object (after pruning, as an API server validates), if it does. */
+  #invalid(key: string, object: Json): string | undefined {
+    return this.#validators.get(key)?.(this.#pruned(key, object));
+  }
+
   /** Drops the fields the resource's structural schema does not declare (metadata is the server's). */
   #pruned(key: string, object: Json): Json {
     const schema = this.#schemas.get(key);
@@ -332,6 +363,8 @@ export class FakeKubeApiServer {
     };
     this.#objects.get(key)!.set(id, updated);
     this.#emit(key, 'MODIFIED', updated);
+    // The last finalizer of an object being deleted is gone: now it is.
+    if (updated.metadata.deletionTimestamp !== undefined && (updated.metadata.finalizers ?? []).length === 0) this.delete(resource, updated.metadata.namespace ?? '', updated.metadata.name);
     return updated;
   }
 
@@ -404,7 +437,8 @@ export function pruneUnknownFields(value: unknown, schema: Json): unknown {
   const kept: Json = {};
   for (const [name, child] of Object.entries(value)) {
     const declared = schema.properties?.[name] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
-    if (declared !== undefined) kept[name] = pruneUnknownFields(child, declared);
+    // A null where the schema does not allow one is dropped before validation (a YAML `spec:` left empty).
+    if (declared !== undefined && !(child === null && declared.nullable !== true)) kept[name] = pruneUnknownFields(child, declared);
   }
   return kept;
 }

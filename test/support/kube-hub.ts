@@ -2,8 +2,15 @@
 // protocol (with the CRDs' schemas, so unknown fields are pruned as an API server prunes them), on
 // a test database of its own: the set-up the kube and promotion-flow tests share.
 import type { RunningHub } from '../../src/hub.ts';
-import { AZURE_RESOURCE_GRAPHS, DEPLOYMENT_DESCRIPTORS, FLUX_KUSTOMIZATIONS, RECONCILERS, type ResourceType } from '../../src/sources/kube/kube-objects.ts';
-import { hubCrdSchemas } from './crd-schemas.ts';
+import {
+  ARGOCD_APPLICATIONS,
+  AZURE_RESOURCE_GRAPHS,
+  DEPLOYMENT_DESCRIPTORS,
+  FLUX_KUSTOMIZATIONS,
+  RECONCILERS,
+  type ResourceType,
+} from '../../src/sources/kube/kube-objects.ts';
+import { hubCrdSchemas, hubCrdValidators } from './crd-schemas.ts';
 import { FakeKubeApiServer } from './kube-apiserver.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 import { startTestHub } from './test-hub.ts';
@@ -17,18 +24,21 @@ export interface KubeHub {
 }
 
 export interface KubeHubOptions {
-  /** Served by the API server; default: the hub's three kinds and Flux Kustomizations. */
+  /** Served by the API server; default: the hub's three kinds, Flux Kustomizations and Argo CD Applications. */
   readonly kinds?: readonly ResourceType[];
   /** The flags after `--kube on --leader-election-namespace kalypso-system`. */
   readonly flags?: readonly string[];
   /** The clock of the API server (its timestamps) and of the hub. */
   readonly clock?: () => Date;
+  /** Refuse what the CRDs' schemas refuse (422), as an API server does. Default: let tests write what an older CRD would have let through. */
+  readonly validate?: boolean;
 }
 
 /** Resolves once the watcher has listed its kinds. Leases are short (2 s), so a lost leader is replaced quickly. */
 export async function startKubeHub(options: KubeHubOptions = {}): Promise<KubeHub> {
-  const api = new FakeKubeApiServer([...(options.kinds ?? [DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS])], {
+  const api = new FakeKubeApiServer([...(options.kinds ?? [DEPLOYMENT_DESCRIPTORS, RECONCILERS, AZURE_RESOURCE_GRAPHS, FLUX_KUSTOMIZATIONS, ARGOCD_APPLICATIONS])], {
     schemas: await hubCrdSchemas(),
+    ...(options.validate === true ? { validators: await hubCrdValidators() } : {}),
   });
   if (options.clock !== undefined) api.now = options.clock;
   await api.start();

@@ -1,5 +1,5 @@
-// Checks API requests against the RBAC rules the hub ships: the chart's, rendered with its
-// default values in the docs' release (namespace kalypso-system, Lease kalypso-hub).
+// Checks API requests against the RBAC rules the hub ships: the chart's, rendered in the docs'
+// release (namespace kalypso-system, Lease kalypso-hub) with its defaults or the values given.
 import { chartRoles } from './helm-chart.ts';
 import type { RecordedRequest } from './kube-apiserver.ts';
 
@@ -16,8 +16,9 @@ interface RoleDocument {
   rules?: Rule[];
 }
 
-export async function loadHubRoles(): Promise<RoleDocument[]> {
-  return chartRoles();
+/** The chart's Roles and ClusterRoles with `values` (e.g. Argo CD on, for a hub that reads Applications). */
+export async function loadHubRoles(values: object = {}): Promise<RoleDocument[]> {
+  return chartRoles(values);
 }
 
 /** The RBAC attributes of a request: verb, API group, resource (with subresource), namespace, name. */

@@ -112,6 +112,7 @@ describe('resolveConfig', () => {
         ['../../src/sources/kube/kube-settings.ts', 'KUBE_SETTINGS'],
         ['../../src/sources/resource-graph/resource-graph-settings.ts', 'RESOURCE_GRAPH_SETTINGS'],
         ['../../src/demo/demo-settings.ts', 'DEMO_SETTINGS'],
+        ['../../src/notify/notify-settings.ts', 'NOTIFY_SETTINGS'],
         ['../../src/store/state-settings.ts', 'STATE_SETTINGS'],
         ['../../src/log/log-settings.ts', 'LOG_SETTINGS'],
       ].map(async ([module, name]) => ((await import(module!)) as Record<string, Record<string, { flag: string; env: string[] }>>)[name!]!),

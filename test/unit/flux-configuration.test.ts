@@ -15,7 +15,7 @@ describe('mapFluxConfiguration', () => {
         kind: 'real-state',
         host: { name: 'aks-dev-eus', type: 'k8s-cluster' },
         reconciler: { name: 'dev', type: 'arc' },
-        manifests: { storageType: 'git', endpoint: 'https://github.com/contoso/kalypso-gitops/dev/aks-dev-eus', branch: 'https://github.com/contoso/kalypso-gitops/dev' },
+        manifests: { storageType: 'git', endpoint: 'https://github.com/contoso/kalypso-gitops/dev/aks-dev-eus', branch: 'https://github.com/contoso/kalypso-gitops/dev', repo: 'https://github.com/contoso/kalypso-gitops' },
         commitId: HEX,
         status: 'failure',
         statusMessage:
@@ -26,7 +26,7 @@ describe('mapFluxConfiguration', () => {
         kind: 'real-state',
         host: { name: 'aks-dev-eus', type: 'k8s-cluster' },
         reconciler: { name: 'dev-dev', type: 'flux' },
-        manifests: { storageType: 'git', endpoint: 'https://github.com/contoso/kalypso-gitops/dev/aks-dev-eus', branch: 'https://github.com/contoso/kalypso-gitops/dev' },
+        manifests: { storageType: 'git', endpoint: 'https://github.com/contoso/kalypso-gitops/dev/aks-dev-eus', branch: 'https://github.com/contoso/kalypso-gitops/dev', repo: 'https://github.com/contoso/kalypso-gitops' },
         commitId: HEX,
         status: 'success',
         statusMessage: `Applied revision: dev@sha1:${HEX}`,

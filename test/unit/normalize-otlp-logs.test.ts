@@ -176,7 +176,7 @@ describe('normalizeLogsRequest: kalypso.deployment.descriptor', () => {
     environment: 'dev',
     deploymentTarget: {
       name: 'functional-test',
-      manifests: { storageType: 'git', endpoint: 'https://github.com/kaizentm/hello-world-gitops/dev/functional-test', branch: 'https://github.com/kaizentm/hello-world-gitops/dev' },
+      manifests: { storageType: 'git', endpoint: 'https://github.com/kaizentm/hello-world-gitops/dev/functional-test', branch: 'https://github.com/kaizentm/hello-world-gitops/dev', repo: 'https://github.com/kaizentm/hello-world-gitops' },
     },
     workloadVersion: {
       version: '0.0.1',

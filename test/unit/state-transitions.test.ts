@@ -37,6 +37,13 @@ describe('planStateChanges', () => {
     expect(plan.current.get(1)).toEqual(current(3, 4, 'b'));
   });
 
+  it('takes details from the newest report: a change of them alone is a confirmation, not a transition', () => {
+    const detailed = (minute: number, health: string): StateReport => ({ ...report(minute, 'a', 'in_progress'), details: JSON.stringify({ argocd: { sync: 'Synced', health, operation: 'Succeeded' } }) });
+    const plan = planStateChanges(new Map([[1, current(1, 1, 'a', 'in_progress')]]), [detailed(2, 'Progressing'), detailed(3, 'Suspended')]);
+    expect(plan.history).toEqual([]);
+    expect(plan.current.get(1)).toEqual({ ...current(1, 3, 'a', 'in_progress'), details: detailed(3, 'Suspended').details });
+  });
+
   it('orders the reports of one batch by time, whatever their order in the request', () => {
     const plan = planStateChanges(new Map(), [report(4, 'b'), report(1, 'a'), report(3, 'b')]);
     expect(plan.history.map((r) => r.observedAt)).toEqual([at(1), at(3)]);

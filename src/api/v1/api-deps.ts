@@ -14,6 +14,13 @@ export interface ApiV1Deps {
   /** Aborted when the hub shuts down: long-polls answer at once. */
   readonly shutdown: AbortSignal;
   readonly clock: () => Date;
+  /** Where the hub reports to (--notifications), as the API may show it: names and kinds, no secrets. */
+  readonly notifications: NotificationsSetup;
+}
+
+export interface NotificationsSetup {
+  readonly publicUrl: string | undefined;
+  readonly channels: readonly { readonly name: string; readonly kind: 'commit-status' | 'webhook'; readonly type: 'github' | 'gitlab' | 'azuredevops' | 'webhook' }[];
 }
 
 export function reportContext(deps: ApiV1Deps): ReportContext {

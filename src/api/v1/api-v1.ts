@@ -10,6 +10,7 @@ import { driftRoutes } from './drift-routes.ts';
 import { environmentsRoutes } from './environments-routes.ts';
 import { historyRoutes } from './history-routes.ts';
 import { hostsRoutes } from './hosts-routes.ts';
+import { notificationsRoutes } from './notifications-routes.ts';
 
 export function createApiV1(deps: ApiV1Deps): OpenAPIHono {
   const app = new OpenAPIHono({
@@ -28,6 +29,7 @@ export function createApiV1(deps: ApiV1Deps): OpenAPIHono {
   driftRoutes(app, deps);
   deploymentStateRoutes(app, deps);
   deliveryRoutes(app, deps);
+  notificationsRoutes(app, deps);
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {

@@ -8,5 +8,6 @@ import { compare } from './compare.ts';
 import { environmentState, listEnvironments } from './environments.ts';
 import { history } from './history.ts';
 import { hostState, listHosts } from './hosts.ts';
+import { notifications } from './notifications.ts';
 
-export const API_ROUTES = { listEnvironments, environmentState, listHosts, hostState, history, compare, drift, deploymentState, delivery } as const;
+export const API_ROUTES = { listEnvironments, environmentState, listHosts, hostState, history, compare, drift, deploymentState, delivery, notifications } as const;

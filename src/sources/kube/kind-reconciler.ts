@@ -42,11 +42,11 @@ export interface KindReconciler {
 export class LastStored {
   readonly #fingerprints = new Map<string, string>();
 
-  isNew(key: string, record: NormalizedRecord): boolean {
+  isNew(key: string, record: NormalizedRecord | readonly NormalizedRecord[]): boolean {
     return this.#fingerprints.get(key) !== JSON.stringify(record);
   }
 
-  remember(key: string, record: NormalizedRecord): void {
+  remember(key: string, record: NormalizedRecord | readonly NormalizedRecord[]): void {
     this.#fingerprints.set(key, JSON.stringify(record));
   }
 

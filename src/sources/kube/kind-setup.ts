@@ -8,6 +8,7 @@ import type { KubeObject } from '../../wire/kube-object.ts';
 import type { ResourceGraphPollers } from '../resource-graph/resource-graph-pollers.ts';
 import type { KindReconciler } from './kind-reconciler.ts';
 import type { ResourceType } from './kube-objects.ts';
+import type { KindSettings } from './kube-settings.ts';
 import type { StatusWriter } from './status-writer.ts';
 
 /** A kind the watcher keeps an informer for. */
@@ -20,6 +21,11 @@ export interface WatchedKind {
    * (Flux) may not be installed; their informers keep trying without holding the start up.
    */
   readonly required: boolean;
+  /**
+   * Watched only while the API server serves it: a 404 on list means it is not installed (not a
+   * failure to warn of); the informer asks again every resync period.
+   */
+  readonly whenServed?: boolean;
 }
 
 /** Another kind watched for the one reconciled: a change of one of its objects makes these keys due. */
@@ -51,10 +57,13 @@ export interface KindContext {
   requeue(kind: string, key: string): void;
   readonly status: StatusWriter;
   readonly pollers: ResourceGraphPollers;
+  /** The watcher's settings (whether to watch Argo CD, the watched cluster's name). */
+  readonly settings: KindSettings;
   /** How often to confirm resources that hold without a heartbeat (see KubeControllerOptions). */
   readonly confirmEveryMs: number;
   readonly clock: () => Date;
   readonly log: Logger;
 }
 
-export type KindSetup = (context: KindContext) => KindController;
+/** undefined: the kind is switched off by the settings. */
+export type KindSetup = (context: KindContext) => KindController | undefined;

@@ -10,8 +10,9 @@ import type { ResourceGraphPollers } from '../resource-graph/resource-graph-poll
 import { type QueueKey, queueKeyId, type Reconciled } from './kind-reconciler.ts';
 import type { KindContext, KindController, KindSetup, WatchedKind } from './kind-setup.ts';
 import { KUBE_KINDS } from './kube-kinds.ts';
+import type { KubeMetrics } from './kube-metrics.ts';
 import { collectionPath, type ResourceType } from './kube-objects.ts';
-import { KUBE_TUNING } from './kube-settings.ts';
+import { type KindSettings, KUBE_TUNING } from './kube-settings.ts';
 import { ResilientInformer } from './resilient-informer.ts';
 import { isNotFound, StatusWriter } from './status-writer.ts';
 import { WorkQueue } from './work-queue.ts';
@@ -19,6 +20,8 @@ import { WorkQueue } from './work-queue.ts';
 export interface KubeControllerOptions {
   /** Namespaces to watch; empty: all namespaces. */
   readonly namespaces: readonly string[];
+  /** The settings the kinds read. */
+  readonly kinds: KindSettings;
   readonly resyncMs: number;
   /**
    * How often the API server is asked for every Reconciler, to confirm those without a heartbeat:
@@ -27,6 +30,7 @@ export interface KubeControllerOptions {
   readonly confirmEveryMs: number;
   /** The hub's clock: confirmations are observations at its now. */
   readonly clock: () => Date;
+  readonly metrics?: KubeMetrics;
 }
 
 type ChangeHandler = (key: string, object: KubeObject | undefined, previous: KubeObject | undefined) => void;
@@ -68,7 +72,10 @@ export class KubeController {
       this.#log,
     );
     const context = this.#context(pollers);
-    for (const setup of kinds) this.#register(setup(context), kubeConfig);
+    for (const setup of kinds) {
+      const controller = setup(context);
+      if (controller !== undefined) this.#register(controller, kubeConfig);
+    }
   }
 
   /** Starts every informer; resolves when the required kinds are listed (Flux may be absent). */
@@ -97,6 +104,7 @@ export class KubeController {
       requeue: (kind, key) => this.#queue.add({ kind, key }),
       status: this.#status,
       pollers,
+      settings: this.#options.kinds,
       confirmEveryMs: this.#options.confirmEveryMs,
       clock: this.#options.clock,
       log: this.#log,
@@ -133,9 +141,11 @@ export class KubeController {
             path: collectionPath(kind.type, namespace),
             list: () => this.#list(kind.type, namespace),
             resyncMs: this.#options.resyncMs,
+            whenServed: kind.whenServed === true,
             onChange: (key, object, previous) => {
               for (const handler of handlers) handler(key, object, previous);
             },
+            onError: () => this.#options.metrics?.watchErrors.inc({ resource: kind.type.plural }),
           },
           this.#log,
         ),

@@ -1,5 +1,6 @@
 // The Kubernetes resources the hub watches, and where each lives in the API. (The objects
 // themselves, as they arrive: wire/kube-object.ts.)
+import { APPLICATION_KIND, APPLICATIONS, ARGOCD_GROUP, ARGOCD_VERSION } from '../../wire/argocd-application.ts';
 import type { KubeObject } from '../../wire/kube-object.ts';
 
 export interface ResourceType {
@@ -31,6 +32,9 @@ export const FLUX_KUSTOMIZATIONS: ResourceType = {
   plural: 'kustomizations',
   kind: 'Kustomization',
 };
+
+/** Argo CD's Applications: read, never written. */
+export const ARGOCD_APPLICATIONS: ResourceType = { group: ARGOCD_GROUP, version: ARGOCD_VERSION, plural: APPLICATIONS, kind: APPLICATION_KIND };
 
 /** The API path of a resource type's collection, in one namespace or in all. */
 export function collectionPath(type: ResourceType, namespace: string | undefined): string {

@@ -35,6 +35,25 @@ export const KUBE_SETTINGS = {
     parse: duration,
     shownDefault: '10m',
   } satisfies Setting<number>,
+  argocd: {
+    flag: 'argocd',
+    group: 'sources',
+    env: ['KALYPSO_ARGOCD'],
+    default: 'auto',
+    description:
+      'Argo CD `Application`s read by the CRD watcher (read-only, never written): `auto` watches them when the API server serves applications.argoproj.io (a 404 on list means Argo CD is not installed; asked again every `--kube-resync`), `on` always (warning while it cannot), `off` never.',
+    parse: oneOf(['auto', 'on', 'off'] as const),
+  } satisfies Setting<ArgoCdMode>,
+  kubeClusterName: {
+    flag: 'kube-cluster-name',
+    group: 'sources',
+    env: ['KALYPSO_KUBE_CLUSTER_NAME'],
+    default: undefined,
+    description:
+      'The name of the cluster the CRD watcher watches, as hosts are named: the host of Argo CD Applications whose destination is `in-cluster` (or https://kubernetes.default.svc). Default: the kubeconfig context’s cluster.',
+    parse: optionalText,
+    shownDefault: '(context’s cluster)',
+  } satisfies Setting<string | undefined>,
   leaderElectionNamespace: {
     flag: 'leader-election-namespace',
     group: 'sources',
@@ -53,6 +72,21 @@ export const KUBE_SETTINGS = {
     parse: text,
   } satisfies Setting<string>,
 } as const;
+
+export type ArgoCdMode = 'auto' | 'on' | 'off';
+
+/** The watcher's settings its kinds read (kind-setup.ts KindContext). */
+export interface KindSettings {
+  readonly argocd: ArgoCdMode;
+  /** The watched cluster's name: where in-cluster destinations are. */
+  readonly clusterName: string;
+}
+
+/**
+ * The name client-node gives the cluster of an in-cluster service account's configuration: no
+ * name anyone knows the cluster by, so the hub warns when it would use it.
+ */
+export const IN_CLUSTER_CONFIG_NAME = 'inCluster';
 
 export const KUBE_TUNING = {
   /** How long a leader's Lease holds without renewal. */
@@ -74,10 +108,11 @@ export interface KubeOverrides {
 
 export type KubeWatcherConfig = ConfigOf<typeof KUBE_SETTINGS & Pick<typeof STATE_SETTINGS, 'staleAfter'>>;
 
-/** The watcher's options from the hub's settings. */
-export function kubeOptionsFrom(config: KubeWatcherConfig, clock: () => Date, overrides: KubeOverrides = {}): KubeSourceOptions {
+/** The watcher's options from the hub's settings; `contextCluster`: the kubeconfig context's cluster. */
+export function kubeOptionsFrom(config: KubeWatcherConfig, clock: () => Date, overrides: KubeOverrides = {}, contextCluster?: string): KubeSourceOptions {
   return {
     namespaces: config.kubeNamespaces,
+    kinds: { argocd: config.argocd, clusterName: config.kubeClusterName ?? contextCluster ?? IN_CLUSTER_CONFIG_NAME },
     resyncMs: config.kubeResync,
     // A third of stale-after: two confirmations may fail before a held resource turns stale.
     confirmEveryMs: Math.min(config.kubeResync, config.staleAfter / 3),

@@ -9,10 +9,13 @@ import type { ResourceGraphPollers } from '../resource-graph/resource-graph-poll
 import type { Source } from '../source.ts';
 import type { RecordSink } from '../../model/record-sink.ts';
 import { KubeController } from './kube-controller.ts';
+import type { KindSettings } from './kube-settings.ts';
+import type { KubeMetrics } from './kube-metrics.ts';
 import { LeaderElection } from './leader-election.ts';
 
 export interface KubeSourceOptions {
   readonly namespaces: readonly string[];
+  readonly kinds: KindSettings;
   readonly resyncMs: number;
   /** See KubeControllerOptions. */
   readonly confirmEveryMs: number;
@@ -23,6 +26,7 @@ export interface KubeSourceOptions {
   readonly retryPeriodMs: number;
   /** This replica's name in the lease (default: host name, process id and a random suffix). */
   readonly identity?: string;
+  readonly metrics?: KubeMetrics;
 }
 
 export class KubeSource implements Source {
@@ -74,9 +78,11 @@ export class KubeSource implements Source {
             this.#pollers,
             {
               namespaces: this.#options.namespaces,
+              kinds: this.#options.kinds,
               resyncMs: this.#options.resyncMs,
               confirmEveryMs: this.#options.confirmEveryMs,
               clock: this.#options.clock,
+              ...(this.#options.metrics === undefined ? {} : { metrics: this.#options.metrics }),
             },
             this.#log,
           );

@@ -8,6 +8,10 @@ export const READY_REASON = {
   invalid: 'Invalid',
   /** A descriptor whose commit comes from a Flux Kustomization that has not reported it yet. */
   waitingForKustomization: 'WaitingForKustomization',
+  /** A Reconciler registered without a deployment (or with an empty commit), as the original hub allowed. */
+  waitingForDeployment: 'WaitingForDeployment',
+  /** A Reconciler the original hub's AzureResourceGraph controller created: this hub polls Resource Graph itself. */
+  resourceGraphCopy: 'ResourceGraphCopy',
 } as const;
 
 export type ReadyReason = (typeof READY_REASON)[keyof typeof READY_REASON];

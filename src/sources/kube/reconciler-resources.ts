@@ -5,11 +5,12 @@
 // would). A deleted one is taken out of the current state.
 import type { Logger } from '../../log/logger.ts';
 import type { NormalizedRecord, RealStateRecord } from '../../model/deployment-records.ts';
-import { declaresHeartbeat, normalizeReconcilerResource } from '../../normalize/kube-resources.ts';
+import { declaresHeartbeat, ORIGINAL_ARG_LABEL, type ReconcilerReading, readReconcilerResource } from '../../normalize/reconciler-resource.ts';
 import { objectKey, RECONCILERS } from './kube-objects.ts';
 import type { KubeObject } from '../../wire/kube-object.ts';
 import { type KindReconciler, LastStored, type Reconciled } from './kind-reconciler.ts';
 import { READY_REASON } from './ready-reasons.ts';
+import type { ReadyCondition } from './status-writer.ts';
 
 export interface ReconcilerResourcesOptions {
   /** Every Reconciler, asked of the API server (not of the informers' cache). */
@@ -61,13 +62,14 @@ export class ReconcilerResources implements KindReconciler {
 
   reconcile(key: string, object: KubeObject | undefined, now: Date): Reconciled | undefined {
     if (object === undefined) return this.#removal(key, now);
-    const outcome = normalizeReconcilerResource(object, now);
-    if (!outcome.ok) return { records: [], status: { type: RECONCILERS, object, condition: { ready: false, reason: READY_REASON.invalid, message: outcome.reason } } };
-    const record = outcome.value;
+    const reading = readReconcilerResource(object, now);
+    if (reading.kind !== 'recorded') return { records: [], status: { type: RECONCILERS, object, condition: notRecorded(reading, object) } };
+    const { record, warnings } = reading;
+    const recorded = `${record.status} at ${record.commitId} recorded for ${record.host.name}`;
     const status = {
       type: RECONCILERS,
       object,
-      condition: { ready: true, reason: READY_REASON.recorded, message: `${record.status} at ${record.commitId} recorded for ${record.host.name}` },
+      condition: { ready: true, reason: READY_REASON.recorded, message: warnings.length === 0 ? recorded : `${recorded}; warning: ${warnings.join('; ')}` },
     };
     const fresh = this.#stored.isNew(key, record);
     const confirmation = this.#confirmation(key, object, record);
@@ -85,13 +87,14 @@ export class ReconcilerResources implements KindReconciler {
   #removal(key: string, now: Date): Reconciled | undefined {
     const previous = this.#tombstones.get(key);
     if (previous === undefined) return undefined;
-    const outcome = normalizeReconcilerResource(previous, now);
-    if (!outcome.ok) {
+    const reading = readReconcilerResource(previous, now);
+    if (reading.kind !== 'recorded') {
       // It was never stored: nothing to take out.
       this.#tombstones.delete(key);
       return undefined;
     }
-    const removal: NormalizedRecord = { kind: 'reconciler-removed', host: outcome.value.host.name, reconciler: outcome.value.reconciler.name, removedAt: now };
+    const { record } = reading;
+    const removal: NormalizedRecord = { kind: 'reconciler-removed', host: record.host.name, reconciler: record.reconciler.name, removedAt: now };
     return {
       records: [removal],
       stored: () => {
@@ -149,5 +152,23 @@ export class ReconcilerResources implements KindReconciler {
     const confirmed = this.#confirmedAt.get(key);
     if (confirmed === undefined || record.observedAt.getTime() > confirmed) return record;
     return { ...record, observedAt: new Date(confirmed + 1) };
+  }
+}
+
+/** Why a Reconciler records nothing, as its Ready condition says it. */
+function notRecorded(reading: Exclude<ReconcilerReading, { kind: 'recorded' }>, object: KubeObject): ReadyCondition {
+  switch (reading.kind) {
+    case 'invalid':
+      return { ready: false, reason: READY_REASON.invalid, message: reading.reason };
+    case 'waiting':
+      return { ready: false, reason: READY_REASON.waitingForDeployment, message: reading.why };
+    case 'resource-graph-copy':
+      return {
+        ready: false,
+        reason: READY_REASON.resourceGraphCopy,
+        message:
+          `created by the original hub's AzureResourceGraph controller (${ORIGINAL_ARG_LABEL}=${reading.graph}): this hub polls Azure Resource Graph itself, ` +
+          `so nothing is recorded from this resource; delete it: kubectl delete reconcilers -n ${object.metadata.namespace ?? 'default'} -l ${ORIGINAL_ARG_LABEL}`,
+      };
   }
 }

@@ -2,11 +2,13 @@
 // and re-watches after a graceful stream end (with its own backoff), but it stops for good after
 // an error (an abrupt socket loss, a failed list): this wrapper restarts it with backoff. It also
 // re-delivers every cached object on a resync period, so that work that failed (or was skipped
-// while another replica led) is done eventually.
+// while another replica led) is done eventually. A kind watched only when served (Argo CD's) takes a
+// 404 as "not installed": said once, and asked again each resync period rather than with backoff.
 import { type Informer, type KubeConfig, type KubernetesListObject, makeInformer, type ObjectCache } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
 import { Backoff } from './backoff.ts';
 import { objectKey } from './kube-objects.ts';
+import { isNotFound } from './status-writer.ts';
 import type { KubeObject } from '../../wire/kube-object.ts';
 
 export interface InformerOptions {
@@ -14,8 +16,12 @@ export interface InformerOptions {
   readonly path: string;
   readonly list: () => Promise<KubernetesListObject<KubeObject>>;
   readonly resyncMs: number;
+  /** A 404 on list means the kind is not installed: no warning, and the next look after resyncMs. */
+  readonly whenServed?: boolean;
   /** Called with the object's key and the object, or undefined when it was deleted. */
   readonly onChange: (key: string, object: KubeObject | undefined, previous: KubeObject | undefined) => void;
+  /** Told of every failed list or broken watch, before the restart is scheduled (metrics). */
+  readonly onError?: (error: unknown) => void;
 }
 
 export class ResilientInformer {
@@ -27,6 +33,8 @@ export class ResilientInformer {
   #restartTimer: NodeJS.Timeout | undefined;
   #resyncTimer: NodeJS.Timeout | undefined;
   #synced = false;
+  /** Whether the last list found the kind not served (whenServed kinds only). */
+  #notServed = false;
   #syncWaiters: (() => void)[] = [];
   readonly #known = new Map<string, KubeObject>();
 
@@ -35,6 +43,8 @@ export class ResilientInformer {
     this.#log = log.child({ informer: options.name });
     const list = async (): Promise<KubernetesListObject<KubeObject>> => {
       const result = await options.list();
+      if (this.#notServed) this.#log.info('now served: watching it');
+      this.#notServed = false;
       this.#markSynced();
       this.#backoff.reset();
       return result;
@@ -95,8 +105,13 @@ export class ResilientInformer {
 
   #scheduleRestart(error: unknown): void {
     if (this.#stopped) return;
-    const delay = this.#backoff.next();
-    this.#log.warn({ err: error instanceof Error ? error.message : String(error), retryInMs: delay }, 'watch failed; restarting');
+    const notServed = this.#options.whenServed === true && isNotFound(error);
+    // A kind the API server does not serve (not installed) is no watch error.
+    if (!notServed) this.#options.onError?.(error);
+    const delay = notServed ? this.#options.resyncMs : this.#backoff.next();
+    if (!notServed) this.#log.warn({ err: error instanceof Error ? error.message : String(error), retryInMs: delay }, 'watch failed; restarting');
+    else if (!this.#notServed) this.#log.info({ retryInMs: delay }, 'not served by the API server (not installed): not watched; looking again later');
+    this.#notServed = notServed;
     clearTimeout(this.#restartTimer);
     this.#restartTimer = setTimeout(() => {
       if (this.#stopped) return;

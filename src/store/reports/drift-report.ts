@@ -76,6 +76,7 @@ interface DriftRow {
   target: string;
   host: string;
   reconciler: string;
+  reconciler_type: string;
   desired_version: string | null;
   desired_commit: string | null;
   applied_commit: string;
@@ -100,7 +101,7 @@ async function readDriftPage(db: Kysely<HubDatabase>, inEnvironment: RawBuilder<
       )
       SELECT d.drifting_since::text AS since_exact, d.reconciler_id, d.deployment_target_id AS target_id,
              d.not_on_desired_rollout, d.failing, d.stale, d.drifting_since,
-             t.environment, t.workspace, t.application, t.workload, t.name AS target, h.name AS host, r.name AS reconciler,
+             t.environment, t.workspace, t.application, t.workload, t.name AS target, h.name AS host, r.name AS reconciler, r.type AS reconciler_type,
              cv.version AS desired_version, ca.gitops_commit_id AS desired_commit,
              s.gitops_commit_id AS applied_commit, av.version AS applied_version, s.status AS reported_status, s.status_message
         FROM page d
@@ -134,6 +135,7 @@ function driftItemOf(row: DriftRow, asOf: Date): Drift {
     deploymentTarget: row.target,
     host: row.host,
     reconciler: row.reconciler,
+    reconcilerType: row.reconciler_type,
     desiredVersion: row.desired_version,
     desiredCommit: row.desired_commit,
     appliedCommit: row.applied_commit,

@@ -1,6 +1,7 @@
 // "Hosts" and "cluster state": every host with its reconcilers' status, and one host in detail.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import type { Host, HostReconciler, HostReconcilerTarget, HostsPage, HostState, HostTotals } from '../../contract/answer-types.ts';
+import type { ArgoCdDetails, Host, HostReconciler, HostReconcilerTarget, HostsPage, HostState, HostTotals } from '../../contract/answer-types.ts';
+import { RECONCILER_TYPES } from '../../model/deployment-records.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
@@ -32,7 +33,15 @@ export interface HostsFilter {
 }
 
 type TotalsRow = { [K in `matching_${keyof HostTotals}` | `fleet_${keyof HostTotals}`]: number } & { page_offset: number };
-type PageRow = { name: string | null; type: string; first_seen_at: Date; last_seen_at: Date; environments: string[] | null; drifting_reconcilers: number } & StatusCountRow;
+type PageRow = {
+  name: string | null;
+  type: string;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  environments: string[] | null;
+  reconciler_types: string[] | null;
+  drifting_reconcilers: number;
+} & StatusCountRow;
 
 /** The host_summary column that counts reconcilers in each effective status. */
 const STATUS_COLUMN: Record<EffectiveStatus, string> = { success: 'succeeded', failure: 'failed', in_progress: 'in_progress', stale: 'stale' };
@@ -100,6 +109,7 @@ async function readHostsPage(db: Kysely<HubDatabase>, filter: HostsFilter, cutof
     SELECT totals.*, page.name, page.type, page.first_seen_at, page.last_seen_at,
            -- In promotion order, as everywhere.
            (SELECT array_agg(e.name ORDER BY e.environment_rank) FROM environment_in_order e WHERE e.id = ANY(hs.environment_ids)) AS environments,
+           (SELECT array_agg(DISTINCT r.type) FROM deployment_state s JOIN reconciler r ON r.id = s.reconciler_id WHERE s.host_id = page.id) AS reconciler_types,
            coalesce(hs.total, 0) AS total, coalesce(hs.succeeded, 0) AS succeeded, coalesce(hs.failed, 0) AS failed,
            coalesce(hs.in_progress, 0) AS in_progress, coalesce(hs.stale, 0) AS stale, coalesce(hs.drifting, 0) AS drifting_reconcilers
       FROM totals
@@ -117,9 +127,19 @@ function hostSummaryOf(row: PageRow & { name: string }, cutoff: Date): Host {
     lastSeenAt: isoTime(row.last_seen_at),
     stale: row.last_seen_at < cutoff,
     environments: row.environments ?? [],
+    reconcilerTypes: inTypeOrder(row.reconciler_types ?? []),
     reconcilers: countsFromRow(row),
     drifting: row.drifting_reconcilers,
   };
+}
+
+/** flux, argocd, arc, wo, custom; a type the hub does not know (none today) last. */
+function inTypeOrder(types: readonly string[]): string[] {
+  const rank = (type: string): number => {
+    const index = (RECONCILER_TYPES as readonly string[]).indexOf(type);
+    return index < 0 ? RECONCILER_TYPES.length : index;
+  };
+  return [...types].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 export async function hostStateReport(
@@ -155,6 +175,7 @@ interface HostReconcilerRow {
   status_message: string;
   observed_at: Date;
   last_seen_at: Date;
+  details: unknown;
   workspace: string | null;
   application: string | null;
   workload: string | null;
@@ -170,7 +191,7 @@ async function readHostReconcilerRows(db: Kysely<HubDatabase>, context: ReportCo
   const rows = await sql<HostReconcilerRow>`
     SELECT r.id AS reconciler_id, r.name AS reconciler, r.type, me.endpoint, s.gitops_commit_id AS commit,
            ${effectiveStatus('s', context)} AS status, s.status AS reported_status, s.status_message,
-           s.observed_at, ${lastSeen('s')} AS last_seen_at,
+           s.observed_at, ${lastSeen('s')} AS last_seen_at, s.details,
            t.workspace, t.application, t.workload, t.name AS target, t.environment,
            dv.version AS deployed_version, cv.version AS desired_version, ca.gitops_commit_id AS desired_commit
       FROM deployment_state s
@@ -211,8 +232,16 @@ function hostReconcilerOf(row: HostReconcilerRow): HostReconciler {
     statusMessage: row.status_message,
     deployedAt: isoTime(row.observed_at),
     lastSeenAt: isoTime(row.last_seen_at),
+    argocd: row.type === 'argocd' ? argoCdDetailsOf(row.details) : null,
     deploymentTargets: [],
   };
+}
+
+/** The Argo CD part of the stored details (schema/0025), as the normalizer wrote it; null when absent. */
+function argoCdDetailsOf(details: unknown): ArgoCdDetails | null {
+  const argocd = (details as { argocd?: Partial<ArgoCdDetails> } | null)?.argocd;
+  if (typeof argocd?.sync !== 'string' || typeof argocd.health !== 'string') return null;
+  return { sync: argocd.sync, health: argocd.health, operation: typeof argocd.operation === 'string' ? argocd.operation : null };
 }
 
 /** The deployment target of a row that has one: its names are then all there (the join found the target). */

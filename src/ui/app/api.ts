@@ -21,8 +21,10 @@ export type {
   HostReconciler,
   HostsPage,
   LaggingHost,
+  NotificationChannel,
   RolloutState,
   StatusCounts,
+  UndeliveredNotification,
 } from '../../contract/answer-types.ts';
 
 export class ApiFailure extends Error {

@@ -61,3 +61,17 @@ export function percent(ratio: number | null): string {
 export function decimal(value: number): string {
   return String(Number(value.toFixed(2)));
 }
+
+/** What people call each kind of reconciler; a kind the UI does not know, as the API says it. */
+const RECONCILER_KINDS: Readonly<Record<string, string>> = { flux: 'Flux', argocd: 'Argo CD', arc: 'Azure Arc', wo: 'Workload Orchestration', custom: 'custom' };
+
+export function reconcilerKind(type: string): string {
+  return Object.hasOwn(RECONCILER_KINDS, type) ? RECONCILER_KINDS[type]! : type;
+}
+
+/** "Flux, Argo CD": the kinds of some reconcilers, once each, in the order the hub lists them everywhere. */
+export function reconcilerKinds(types: readonly string[]): string {
+  const order = Object.keys(RECONCILER_KINDS);
+  const rank = (type: string): number => (order.includes(type) ? order.indexOf(type) : order.length);
+  return [...new Set(types)].sort((a, b) => rank(a) - rank(b)).map(reconcilerKind).join(', ');
+}

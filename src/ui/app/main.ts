@@ -8,6 +8,7 @@ import { mountHistory } from './pages/history-page.ts';
 import { mountHostDetail } from './pages/host-detail-page.ts';
 import { mountHosts } from './pages/hosts-page.ts';
 import { mountMatrix } from './pages/matrix-page.ts';
+import { mountNotifications } from './pages/notifications-page.ts';
 import { mountRollout } from './pages/rollout-page.ts';
 import type { Page } from './page.ts';
 import { recordRefresh, resetRefresh, startRefreshing } from './refresh-control.ts';
@@ -20,6 +21,7 @@ const routes: [RegExp, (root: HTMLElement, signal: AbortSignal, match: RegExpExe
   [/^\/drift$/, (root, signal) => mountDrift(root, signal)],
   [/^\/rollout$/, (root, signal) => mountRollout(root, signal)],
   [/^\/delivery$/, (root, signal) => mountDelivery(root, signal)],
+  [/^\/notifications$/, (root, signal) => mountNotifications(root, signal)],
 ];
 
 let current: { controller: AbortController; page: Page } | undefined;

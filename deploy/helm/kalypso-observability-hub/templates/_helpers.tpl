@@ -170,6 +170,16 @@ grafanaSvc: "grafana.service.*"
 {{- if and .Values.argocd.enabled (not .Values.kube.clusterName) -}}
 {{- $problems = append $problems "argocd.enabled: set kube.clusterName, the host name of Applications deployed to this cluster (in a pod the kubeconfig has no cluster name)" -}}
 {{- end -}}
+{{- $channels := 0 -}}
+{{- range $_, $entries := .Values.notifications -}}
+{{- if kindIs "slice" $entries }}{{ $channels = add $channels (len $entries) }}{{ end -}}
+{{- end -}}
+{{- if and (gt $channels 0) (not (include "kalypso.publicUrl" .)) -}}
+{{- $problems = append $problems "notifications: set publicUrl (or an Ingress host), the address the links in commit statuses and events lead to: the hub refuses notifications without --public-url" -}}
+{{- end -}}
+{{- if and .Values.grafana.alerting.webhookUrl .Values.grafana.alerting.webhookUrlFrom -}}
+{{- $problems = append $problems "grafana.alerting: set webhookUrl or webhookUrlFrom, not both" -}}
+{{- end -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.hosts) -}}
 {{- $problems = append $problems "ingress.enabled: list at least one host in ingress.hosts" -}}
 {{- end -}}
@@ -236,5 +246,38 @@ Returns YAML: {entries: [...], secrets: {<secret>: [<key>, …]}}.
       - key: {{ $key }}
         path: secrets/{{ $name }}/{{ $key }}
       {{- end }}
+{{- end }}
+{{- end -}}
+
+
+{{/*
+Grafana's alerting variables (docs/alerts.md), the same in the init container that picks the
+alerting files (select-alerting.sh) and in Grafana, which expands them in those files.
+*/}}
+{{- define "kalypso.grafana.alertingEnv" -}}
+{{- $alerting := .Values.grafana.alerting -}}
+{{- with include "kalypso.publicUrl" . }}
+# Links from alerts into the hub.
+- name: KALYPSO_PUBLIC_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- if $alerting.webhookUrl }}
+- name: KALYPSO_ALERT_WEBHOOK_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "kalypso.grafana.name" . }}-alert-webhook
+      key: url
+{{- else if $alerting.webhookUrlFrom }}
+- name: KALYPSO_ALERT_WEBHOOK_URL
+  valueFrom:
+    {{- toYaml $alerting.webhookUrlFrom | nindent 4 }}
+{{- end }}
+{{- with $alerting.webhookType }}
+- name: KALYPSO_ALERT_WEBHOOK_TYPE
+  value: {{ . | quote }}
+{{- end }}
+{{- with $alerting.runbookUrl }}
+- name: KALYPSO_ALERT_RUNBOOK_URL
+  value: {{ . | quote }}
 {{- end }}
 {{- end -}}

@@ -2,6 +2,7 @@
 // desired, its status, a link to the rollout of its commit — and the host's recent history.
 import { apiGet, type HistoryItem, type HostReconciler } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
+import { reconcilerKind, reconcilerKinds } from '../format.ts';
 import { guarded, type Page } from '../page.ts';
 import { statusBadge } from '../status-bar.ts';
 import { commitText, timeAgo, timeExact } from '../times.ts';
@@ -22,7 +23,7 @@ export function mountHostDetail(root: HTMLElement, signal: AbortSignal, name: st
         ]);
         updateContent(
           content,
-          h('p', {}, `${host.type} · last seen `, timeAgo(host.lastSeenAt), host.stale ? h('span', { class: 'badge stale' }, 'offline') : null),
+          h('p', {}, `${host.type} · ${kindsOf(host.reconcilers)}last seen `, timeAgo(host.lastSeenAt), host.stale ? h('span', { class: 'badge stale' }, 'offline') : null),
           h('h2', {}, 'Reconcilers'),
           host.reconcilers.length === 0 ? h('p', { class: 'muted' }, 'No reconcilers on this host.') : reconcilersTable(host.reconcilers),
           h('h2', {}, 'Recent history'),
@@ -56,8 +57,8 @@ function reconcilersTable(reconcilers: HostReconciler[]): HTMLElement {
         return h(
           'tr',
           { 'data-reconciler': reconciler.reconciler, class: offDesired ? 'off-desired' : '' },
-          h('th', { scope: 'row' }, reconciler.reconciler, h('span', { class: 'muted' }, ` (${reconciler.type})`)),
-          h('td', { 'data-label': 'Status' }, statusBadge(reconciler.status)),
+          h('th', { scope: 'row' }, reconciler.reconciler, h('span', { class: 'muted kind', 'data-kind': reconciler.type }, ` (${reconcilerKind(reconciler.type)})`)),
+          h('td', { 'data-label': 'Status' }, statusBadge(reconciler.status), argoCdState(reconciler)),
           h(
             'td',
             { 'data-label': 'Target' },
@@ -77,6 +78,22 @@ function reconcilersTable(reconcilers: HostReconciler[]): HTMLElement {
         );
       }),
     ),
+  );
+}
+
+/** "Flux, Argo CD · ": the kinds of reconciler on the host. */
+function kindsOf(reconcilers: readonly HostReconciler[]): string {
+  return reconcilers.length === 0 ? '' : `${reconcilerKinds(reconcilers.map((reconciler) => reconciler.type))} · `;
+}
+
+/** An Argo CD application's own words under its status: "Synced · Healthy", the last operation's phase on hover. */
+function argoCdState(reconciler: HostReconciler): HTMLElement | null {
+  const { argocd } = reconciler;
+  if (argocd === null) return null;
+  return h(
+    'span',
+    { class: 'argocd-state', 'data-sync': argocd.sync, 'data-health': argocd.health, title: `Argo CD: sync ${argocd.sync}, health ${argocd.health}, last operation ${argocd.operation ?? 'none'}` },
+    `${argocd.sync} · ${argocd.health}`,
   );
 }
 

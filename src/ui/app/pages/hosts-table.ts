@@ -1,6 +1,7 @@
 // The hosts page's parts: the totals line, the pager and the table.
 import type { Host, HostsPage } from '../api.ts';
 import { h } from '../dom.ts';
+import { reconcilerKinds } from '../format.ts';
 import { statusBar } from '../status-bar.ts';
 import { href } from '../url-state.ts';
 import { timeAgo } from '../times.ts';
@@ -49,6 +50,7 @@ const COLUMNS: [title: string, className: string][] = [
   ['Reconcilers', 'status'],
   ['Drift', 'drift'],
   ['Environments', 'secondary'],
+  ['Runs', 'secondary'],
   ['Type', 'secondary'],
   ['Last seen', 'secondary'],
 ];
@@ -77,6 +79,7 @@ function row(host: Host): HTMLElement {
         : h('span', { class: 'muted' }, 'none'),
     ),
     h('td', { class: 'secondary' }, host.environments.join(', ')),
+    h('td', { class: 'secondary kinds', 'data-kinds': host.reconcilerTypes.join(' ') }, reconcilerKinds(host.reconcilerTypes)),
     h('td', { class: 'secondary' }, host.type),
     h('td', { class: 'secondary' }, timeAgo(host.lastSeenAt)),
   );
