@@ -59,6 +59,7 @@ export class GitHostStandIn {
   readonly secrets = new Map<string, string>();
   readonly #planned = new Map<string, PlannedAnswer[]>();
   readonly #delays = new Map<string, number>();
+  readonly #limits = new Map<string, { max: number; perMs: number; times: number[] }>();
   #server: Server | undefined;
 
   get url(): string {
@@ -73,6 +74,11 @@ export class GitHostStandIn {
   /** The next request of `route` is handled as usual (a status recorded) but answered only after `ms`: a sender may be gone by then. */
   delayNext(route: string, ms: number): void {
     this.#delays.set(route, ms);
+  }
+
+  /** A secondary rate limit on `route`: more than `max` requests within `perMs` get 403 with Retry-After, as GitHub answers. */
+  rateLimit(route: string, max: number, perMs: number): void {
+    this.#limits.set(route, { max, perMs, times: [] });
   }
 
   async start(): Promise<void> {
@@ -110,6 +116,10 @@ export class GitHostStandIn {
       else setTimeout(write, delay);
     };
     const planned = route === undefined ? undefined : (this.#takePlanned(route, body) ?? this.#takePlanned(`*:${request.method!.toLowerCase()}`, body));
+    const limited = route === undefined ? undefined : this.#limited(route, at);
+    if (limited !== undefined) {
+      return answer(403, { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' }, { 'retry-after': String(limited) });
+    }
     if (path.startsWith('/hooks/')) return this.#hook(path.slice('/hooks/'.length), body, request, answer, at, planned);
     if (planned !== undefined) return answer(planned.status, planned.body ?? { message: `planned ${planned.status}` }, planned.headers);
     const matched = matchStatusPath(path);
@@ -117,6 +127,16 @@ export class GitHostStandIn {
     if (!this.#authorized(matched.provider, request)) return answer(401, { message: 'Bad credentials' });
     if (request.method === 'GET') return answer(200, this.#list(matched.provider, matched.repo, matched.commit));
     this.#post(matched.provider, matched.repo, matched.commit, JSON.parse(body) as Record<string, any>, answer, at);
+  }
+
+  /** Seconds to wait, when `route` is over its rate limit at `at`. */
+  #limited(route: string, at: number): number | undefined {
+    const limit = this.#limits.get(route);
+    if (limit === undefined) return undefined;
+    limit.times = limit.times.filter((time) => time > at - limit.perMs);
+    if (limit.times.length >= limit.max) return Math.ceil((limit.times[0]! + limit.perMs - at) / 1_000);
+    limit.times.push(at);
+    return undefined;
   }
 
   #takePlanned(route: string, body: string): PlannedAnswer | undefined {
