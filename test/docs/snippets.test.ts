@@ -243,6 +243,15 @@ const CASES: Record<string, Case> = {
     );
     expect(rows.map((row) => row.environment)).toContain('dev');
   },
+  'readme-notifications': async (block) => {
+    const file = path.join(await workDirectory('readme-notifications'), 'notifications.yaml');
+    await writeFile(file, block.content);
+    const channels = await loadNotifications(file, { GITHUB_TOKEN: 'ghp_x', KALYPSO_WEBHOOK_SECRET: 'secret' });
+    expect(channels.map((channel) => [channel.name, channel.kind])).toEqual([
+      ['apps', 'commit-status'],
+      ['decisions', 'webhook'],
+    ]);
+  },
   'readme-test-commands': async (block) => {
     // Not run from inside the suite they belong to: each names test folders and npm scripts that exist.
     const scripts = JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')).scripts as Record<string, string>;
