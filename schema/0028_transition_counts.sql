@@ -6,7 +6,8 @@
 -- Kept the way the other summaries are (schema/0012): the statement that writes history appends
 -- its counts to a queue (a trigger, so that no writer can forget; appends never wait on each other,
 -- where an upsert of the same minute by concurrent writers would serialize them to their commits),
--- and the summary refresh folds the queue in. Readers read both, so they see every committed write.
+-- and the summary refresh timer folds the queue in, a bounded part at a time. Readers read both, so
+-- they see every committed write and never wait for a fold.
 -- Counts are per endpoint, not per target: a report names its endpoint, and which target an
 -- endpoint serves is read when the counts are (as kalypso_environment_history reads it).
 
@@ -41,12 +42,15 @@ END $$;
 CREATE TRIGGER deployment_state_history_transition_counts AFTER INSERT ON deployment_state_history
   REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION kalypso_queue_transition_counts();
 
--- Folds the queue into the counts; returns the queued rows folded. The refresh holds its lock, and
--- a row queued meanwhile stays for the next fold (DELETE sees only what its snapshot sees).
-CREATE FUNCTION kalypso_fold_transition_counts() RETURNS integer
+-- Folds up to max_rows queued rows (NULL: all) into the counts; returns how many it folded. A row
+-- queued meanwhile stays for the next fold (DELETE sees only what its snapshot sees), and two folds
+-- at once cannot both take a row (the second skips what the first deleted).
+CREATE FUNCTION kalypso_fold_transition_counts(max_rows integer DEFAULT NULL) RETURNS integer
 LANGUAGE sql AS $$
   WITH moved AS (
-    DELETE FROM transition_count_queue RETURNING *
+    DELETE FROM transition_count_queue
+     WHERE ctid = ANY (ARRAY(SELECT q.ctid FROM transition_count_queue q LIMIT $1))
+    RETURNING *
   ), folded AS (
     INSERT INTO transition_count (bucket, manifests_endpoint_id, status, transitions)
     SELECT bucket, manifests_endpoint_id, status, sum(transitions) FROM moved GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
@@ -71,7 +75,7 @@ DECLARE
   dropped_until timestamptz;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('kalypso_history_partitions'));
-  PERFORM kalypso_fold_transition_counts();
+  PERFORM kalypso_fold_transition_counts(NULL);
   FOR partition IN
     SELECT c.relname,
            (make_timestamp(substr(c.relname, 27, 4)::int, substr(c.relname, 32, 2)::int, 1, 0, 0, 0)

@@ -11,7 +11,7 @@ DECLARE
   dropped_until timestamptz;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('kalypso_history_partitions'));
-  PERFORM kalypso_fold_transition_counts();
+  PERFORM kalypso_fold_transition_counts(NULL);
   FOR partition IN
     SELECT c.relname,
            (make_timestamp(substr(c.relname, 27, 4)::int, substr(c.relname, 32, 2)::int, 1, 0, 0, 0)
