@@ -9,6 +9,7 @@ import { buildLogRecords, createExporter, ExportResultCode, exportLogs, type Log
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
+import { environmentGateReport } from '../../src/store/reports/environment-gate-report.ts';
 import { apiGet } from '../support/api-get.ts';
 
 let testDb: TestDatabase;
@@ -326,6 +327,20 @@ describe('the environment gate', () => {
     expect(subscribers).toEqual(whole.subscribers.map((s: any) => s.host));
     expect(pagedTargets).toEqual(['c', 'd', 'a', 'b']);
     expect((await ask({ targetsCursor: 'nonsense' })).body.error.message).toMatch(/^targetsCursor: /);
+
+    // What the notifier reads of a page is what the whole answer says: failing hosts, the longest
+    // silence of those live, the versions.
+    const context = { asOf: new Date(), staleAfterMs: 15 * 60_000 };
+    const [paged, all] = await Promise.all([
+      environmentGateReport(hub.database.db, context, branch.environment, commit, { limit: 1 }),
+      environmentGateReport(hub.database.db, context, branch.environment, commit, { limit: undefined }),
+    ]);
+    expect(paged.answer.subscribers).toHaveLength(1);
+    expect(paged.failedHosts).toBe(1);
+    expect(paged.versions).toEqual(new Set(['1.0']));
+    const oldest = Math.min(...all.answer.subscribers.filter((s) => s.status !== 'stale').map((s) => Date.parse(s.lastSeenAt)));
+    expect(paged.oldestLiveSeenAt?.getTime()).toBe(oldest);
+    expect({ ...paged, answer: undefined }).toEqual({ ...all, answer: undefined });
   });
 
   it('answers 404 for an unknown environment and 400 without a scope', async () => {

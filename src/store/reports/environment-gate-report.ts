@@ -45,6 +45,10 @@ export function decodeTargetCursor(text: string): TargetCursor | undefined {
 export interface EnvironmentGate {
   readonly answer: EnvironmentRolloutState;
   readonly endpoints: readonly string[];
+  /** Over every subscriber and target, whatever the page (the notifier's description and next look). */
+  readonly failedHosts: number;
+  readonly oldestLiveSeenAt: Date | null;
+  readonly versions: ReadonlySet<string>;
 }
 
 export async function environmentGateReport(
@@ -61,7 +65,7 @@ export async function environmentGateReport(
   const endpointIds = [...new Set(judged.map((target) => target.endpoint_id))];
   const subscribers =
     endpointIds.length === 0
-      ? { counts: new Map<number, StatusCounts>(), rows: [] }
+      ? { counts: new Map<number, StatusCounts>(), rows: [], failedHosts: 0, oldestLiveSeenAt: null }
       : await judgeSubscribers(db, context, sql`${endpointIds}::bigint[]`, commit, page);
   const endpointNames = new Map(judged.map((target) => [target.endpoint_id, target.endpoint]));
 
@@ -83,6 +87,9 @@ export async function environmentGateReport(
       targetsTotal: gateTargetsJudged.length,
     },
     endpoints: [...endpointNames.values()],
+    failedHosts: subscribers.failedHosts,
+    oldestLiveSeenAt: subscribers.oldestLiveSeenAt,
+    versions: new Set(judged.flatMap((target) => (target.version === null ? [] : [target.version]))),
   };
 }
 

@@ -113,9 +113,18 @@ export interface GateRow {
 export interface JudgedSubscribers {
   readonly counts: ReadonlyMap<number, StatusCounts>;
   readonly rows: readonly GateRow[];
+  /** Over every subscriber, not only the page's: hosts with a failing one, and the longest silence of those counted live. */
+  readonly failedHosts: number;
+  readonly oldestLiveSeenAt: Date | null;
 }
 
-type JudgedRow = GateRow & { count_endpoints: number[] | null; count_statuses: EffectiveStatus[] | null; count_ns: number[] | null };
+type JudgedRow = GateRow & {
+  count_endpoints: number[] | null;
+  count_statuses: EffectiveStatus[] | null;
+  count_ns: number[] | null;
+  failed_hosts: number | null;
+  oldest_live_seen: Date | null;
+};
 
 /**
  * Every subscriber of the endpoints `endpointIds` (an SQL bigint[]) judged on `commit` once, in one
@@ -134,7 +143,7 @@ export async function judgeSubscribers(
       SELECT g.*, CASE g.status WHEN 'failure' THEN 0 WHEN 'in_progress' THEN 1 WHEN 'stale' THEN 2 ELSE 3 END AS rank
         FROM kalypso_gate_endpoints(${endpointIds}, ${commit}, ${staleBefore(context)}::timestamptz) g
     ), counted AS (
-      SELECT j.endpoint_id, j.status, count(*)::int AS n FROM judged j GROUP BY 1, 2
+      SELECT j.endpoint_id, j.status, count(*)::int AS n, min(j.last_seen_at) AS oldest_seen FROM judged j GROUP BY 1, 2
     ), page AS (
       -- Those holding the rollout up, then the succeeded, each part named and sorted on its own:
       -- an Append runs its parts in order and the LIMIT stops it, so while the holders fill the
@@ -145,10 +154,12 @@ export async function judgeSubscribers(
     SELECT NULL::bigint AS endpoint_id, NULL::int AS rank, NULL::text AS host, NULL::text AS reconciler, NULL::text AS type,
            NULL::text AS applied_commit, NULL::text AS status, NULL::text AS status_message, NULL::timestamptz AS observed_at,
            NULL::timestamptz AS last_seen_at, NULL::boolean AS moved_past,
-           array_agg(c.endpoint_id) AS count_endpoints, array_agg(c.status) AS count_statuses, array_agg(c.n) AS count_ns
+           array_agg(c.endpoint_id) AS count_endpoints, array_agg(c.status) AS count_statuses, array_agg(c.n) AS count_ns,
+           (SELECT count(DISTINCT j.host_id) FROM judged j WHERE j.status = 'failure')::int AS failed_hosts,
+           min(c.oldest_seen) FILTER (WHERE c.status <> 'stale') AS oldest_live_seen
       FROM counted c
     UNION ALL
-    SELECT p.*, NULL, NULL, NULL FROM page p
+    SELECT p.*, NULL, NULL, NULL, NULL, NULL FROM page p
      ORDER BY rank NULLS FIRST, host, reconciler`.execute(db);
   const [summary, ...rows] = result.rows;
   const counts = new Map<number, StatusCounts>();
@@ -158,7 +169,12 @@ export async function judgeSubscribers(
     counts.set(id, endpointCounts);
     addStatus(endpointCounts, summary!.count_statuses![index]!, summary!.count_ns![index]);
   });
-  return { counts, rows: rows.map((row) => ({ ...row, endpoint_id: Number(row.endpoint_id) })) };
+  return {
+    counts,
+    rows: rows.map((row) => ({ ...row, endpoint_id: Number(row.endpoint_id) })),
+    failedHosts: summary?.failed_hosts ?? 0,
+    oldestLiveSeenAt: summary?.oldest_live_seen ?? null,
+  };
 }
 
 /** The judged subscribers of the ranks `ranks` (a condition on j) after the page's cursor, named, in the answer's order. */
