@@ -343,6 +343,30 @@ describe('the environment gate', () => {
     expect({ ...paged, answer: undefined }).toEqual({ ...all, answer: undefined });
   });
 
+  it('pages through hosts with several reconcilers each, a page ending within a host, the same as one answer', async () => {
+    const branch = new Branch();
+    const commit = randomCommit();
+    const targets = ['x', 'y', 'z'];
+    await send(targets.map((target) => branch.descriptor(target, '2.0', commit, 0)));
+    const fleet = ['q-1', 'q-2', 'q-3', 'q-4'].flatMap((host) => targets.map((target): [string, string] => [host, target]));
+    await send(branch.applied(fleet, commit, 1));
+    await send([branch.state('q-3', 'y', commit, 'failure', 4), branch.state('q-1', 'z', commit, 'failure', 4)]);
+    const whole = (await gate({ environment: branch.environment, commit })).body;
+    const key = (s: any) => `${s.host} ${s.reconciler} ${s.status}`;
+    expect(whole.subscribers.slice(0, 2).map(key)).toEqual(['q-1 flux-system/z failure', 'q-3 flux-system/y failure']);
+    for (const limit of [1, 2, 5]) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 20; pages += 1) {
+        const page = (await gate({ environment: branch.environment, commit, limit: String(limit), ...(cursor === undefined ? {} : { cursor }) })).body;
+        seen.push(...page.subscribers.map(key));
+        if (page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      expect(seen, `pages of ${limit}`).toEqual(whole.subscribers.map(key));
+    }
+  });
+
   it('answers 404 for an unknown environment and 400 without a scope', async () => {
     expect((await gate({ environment: randomName('nowhere'), commit: randomCommit() })).status).toBe(404);
     expect((await gate({ commit: randomCommit() })).body.error.message).toMatch(/^manifestsEndpoint, environment: /);
