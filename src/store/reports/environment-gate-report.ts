@@ -9,11 +9,20 @@
 //
 // The answer counts every subscriber and target and lists a page of each, those holding the
 // rollout up first: prod of fleet L has 4,000 targets and 80,000 subscribers.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { EnvironmentRolloutState, EnvironmentSubscriber, GateTarget } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
-import { emptyCounts, mergeCounts, type ReportContext, type StatusCounts } from './report-context.ts';
-import { type GatePage, gateTarget, gateTargets, isSettled, judgeSubscribers, pageOfSubscribers, subscriberOf } from './rollout-gate-report.ts';
+import { emptyCounts, mergeCounts, type ReportContext } from './report-context.ts';
+import {
+  branchCarried,
+  type GatePage,
+  gateTarget,
+  gateTargets,
+  isSettled,
+  judgeSubscribers,
+  pageOfSubscribers,
+  subscriberOf,
+} from './rollout-gate-report.ts';
 
 /** Where a page of targets starts: after this one, in the order of the answer. */
 export interface TargetCursor {
@@ -58,15 +67,15 @@ export async function environmentGateReport(
   commit: string,
   page: EnvironmentGatePage,
 ): Promise<EnvironmentGate> {
-  const targets = await gateTargets(db, sql`t.environment = ${environment}`, commit);
+  // The targets and the subscribers side by side: each statement picks the judged endpoints by the
+  // same rule (a write between the two can make them differ for one answer; the next agrees).
+  const [targets, subscribers] = await Promise.all([
+    gateTargets(db, sql`t.environment = ${environment}`, commit),
+    judgeSubscribers(db, context, judgedEndpoints(environment, commit), commit, page),
+  ]);
   // While no branch has carried the commit, every target is judged (all in progress).
   const anyCarried = targets.some((target) => target.carried);
   const judged = targets.filter((target) => target.carried || !anyCarried);
-  const endpointIds = [...new Set(judged.map((target) => target.endpoint_id))];
-  const subscribers =
-    endpointIds.length === 0
-      ? { counts: new Map<number, StatusCounts>(), rows: [], failedHosts: 0, oldestLiveSeenAt: null }
-      : await judgeSubscribers(db, context, sql`${endpointIds}::bigint[]`, commit, page);
   const endpointNames = new Map(judged.map((target) => [target.endpoint_id, target.endpoint]));
 
   // A reconciler pulls one endpoint: summing the endpoints counts each reconciler once.
@@ -79,10 +88,7 @@ export async function environmentGateReport(
       commit,
       ...counts,
       settled: isSettled(counts),
-      ...pageOfSubscribers(subscribers.rows, page, (row): EnvironmentSubscriber => ({
-        ...subscriberOf(row, commit),
-        manifestsEndpoint: endpointNames.get(row.endpoint_id)!,
-      })),
+      ...pageOfSubscribers(subscribers.rows, page, (row): EnvironmentSubscriber => ({ ...subscriberOf(row, commit), manifestsEndpoint: row.endpoint })),
       ...pageOfTargets(gateTargetsJudged, page),
       targetsTotal: gateTargetsJudged.length,
     },
@@ -91,6 +97,17 @@ export async function environmentGateReport(
     oldestLiveSeenAt: subscribers.oldestLiveSeenAt,
     versions: new Set(judged.flatMap((target) => (target.version === null ? [] : [target.version]))),
   };
+}
+
+/** The endpoints of the environment's targets whose branch has carried the commit; all of them while none has (an SQL bigint[]). */
+function judgedEndpoints(environment: string, commit: string): RawBuilder<unknown> {
+  return sql`ARRAY(
+    WITH scope AS MATERIALIZED (
+      SELECT DISTINCT t.manifests_endpoint_id AS id, ${branchCarried(sql.ref('t.manifests_endpoint_id'), commit)} AS carried
+        FROM deployment_target_named t
+       WHERE t.environment = ${environment}
+    )
+    SELECT s.id FROM scope s WHERE s.carried OR NOT EXISTS (SELECT 1 FROM scope c WHERE c.carried))`;
 }
 
 function targetRank(target: GateTarget): number {

@@ -66,9 +66,7 @@ export async function gateTargets(db: Kysely<HubDatabase>, where: ReturnType<typ
   const rows = await sql<GateTargetRow>`
     SELECT t.environment, t.workspace, t.application, t.workload, t.name, t.manifests_endpoint_id AS endpoint_id, me.endpoint,
            at_commit.version, desired.version AS desired_version, a.gitops_commit_id AS desired_commit,
-           EXISTS (SELECT 1 FROM endpoint_peer p
-                     JOIN endpoint_commit ec ON ec.manifests_endpoint_id = p.peer_id AND ec.gitops_commit_id = ${commit}
-                    WHERE p.endpoint_id = t.manifests_endpoint_id) AS carried
+           ${branchCarried(sql.ref('t.manifests_endpoint_id'), commit)} AS carried
       FROM deployment_target_named t
       JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
       ${joinVersionAt('t', sql`${commit}`, 'at_commit')}
@@ -77,6 +75,13 @@ export async function gateTargets(db: Kysely<HubDatabase>, where: ReturnType<typ
      WHERE ${where}
      ORDER BY ${TARGET_ENVIRONMENT_ORDER}, t.workspace, t.application, t.workload, t.name`.execute(db);
   return rows.rows;
+}
+
+/** Whether the branch of endpoint `endpointId` (an SQL expression) has carried `commit`: some reconciler or assignment on an endpoint of it saw it. */
+export function branchCarried(endpointId: RawBuilder<unknown>  , commit: string): RawBuilder<unknown> {
+  return sql`EXISTS (SELECT 1 FROM endpoint_peer p
+                       JOIN endpoint_commit ec ON ec.manifests_endpoint_id = p.peer_id AND ec.gitops_commit_id = ${commit}
+                      WHERE p.endpoint_id = ${endpointId})`;
 }
 
 export function gateTarget(row: GateTargetRow, counts: StatusCounts): GateTarget {
@@ -97,6 +102,8 @@ export function gateTarget(row: GateTargetRow, counts: StatusCounts): GateTarget
 /** A subscriber of the page, judged and named. */
 export interface GateRow {
   endpoint_id: number;
+  /** The manifests endpoint's name. */
+  endpoint: string;
   rank: number;
   host: string;
   reconciler: string;
@@ -148,13 +155,16 @@ export async function judgeSubscribers(
       -- Rank by rank, each part named and sorted on its own: an Append runs its parts in order and
       -- the LIMIT stops it, so while the holders fill the page the 70,000 succeeded of a large
       -- rollout are never looked up (600 ms at fleet L).
-      SELECT p.* FROM (${sql.join(
-        RANKS.filter((rank) => page.after === undefined || rank >= page.after.rank).map((rank) => sql`(${pagePart(rank, page)})`),
-        sql` UNION ALL `,
-      )}) p
-      ${page.limit === undefined ? sql`` : sql`LIMIT ${page.limit + 1}`}
+      SELECT q.endpoint_id, me.endpoint, q.rank, q.host, q.reconciler, q.type, q.applied_commit, q.status, q.status_message,
+             q.observed_at, q.last_seen_at, q.moved_past
+        FROM (SELECT p.* FROM (${sql.join(
+          RANKS.filter((rank) => page.after === undefined || rank >= page.after.rank).map((rank) => sql`(${pagePart(rank, page)})`),
+          sql` UNION ALL `,
+        )}) p
+        ${page.limit === undefined ? sql`` : sql`LIMIT ${page.limit + 1}`}) q
+        JOIN manifests_endpoint me ON me.id = q.endpoint_id
     )
-    SELECT NULL::bigint AS endpoint_id, NULL::int AS rank, NULL::text AS host, NULL::text AS reconciler, NULL::text AS type,
+    SELECT NULL::bigint AS endpoint_id, NULL::text AS endpoint, NULL::int AS rank, NULL::text AS host, NULL::text AS reconciler, NULL::text AS type,
            NULL::text AS applied_commit, NULL::text AS status, NULL::text AS status_message, NULL::timestamptz AS observed_at,
            NULL::timestamptz AS last_seen_at, NULL::boolean AS moved_past,
            array_agg(c.endpoint_id) AS count_endpoints, array_agg(c.status) AS count_statuses, array_agg(c.n) AS count_ns,
