@@ -260,7 +260,7 @@ describe("the receivers' walk", () => {
     const random = generator(seed);
     const receivedAt = new Date('2026-11-26T12:00:00Z');
     let accepted = 0;
-    for (let n = 0; n < 300; n += 1) {
+    for (let n = 0; n < 600; n += 1) {
       const message = otlpTypes.ExportLogsServiceRequest.fromObject(request(random, (r) => (r.int(3) === 0 ? logRecord(r) : stateReport(r))));
       const bytes = withUnknownFields(otlpTypes.ExportLogsServiceRequest.encode(message).finish(), random);
       const normalizer = new LogsNormalizer(receivedAt);
@@ -269,7 +269,9 @@ describe("the receivers' walk", () => {
       expect(walked, `seed ${seed}, request ${n}`).toEqual(normalizeLogsRequest(oracle(bytes) as LogsRequestWire, receivedAt));
       accepted += walked.records.length;
     }
-    // The comparison means something only if many records got through, and many did not.
-    expect(accepted).toBeGreaterThan(100);
+    // The comparison means something only if many records got through, and many did not. 300
+    // requests let 99–155 through, so a seed now and then fell under the bar of 100; 600 let
+    // 237–284 through in six runs.
+    expect(accepted).toBeGreaterThan(150);
   });
 });
