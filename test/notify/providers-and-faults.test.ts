@@ -150,8 +150,11 @@ describe('when a receiver fails', () => {
     await finish(merged, ['success', 'success']);
     const { commit } = merged;
     await waitFor(() => standIn.shown('github', commit, `kalypso/${environment}`).at(-1)?.state === 'success', 'success after the rate limit', 20_000);
-    // The refused post, then nothing until the reset.
-    const after = posted().slice(before);
+    // The refused post, then nothing until the reset. Only this merge's posts: another test's
+    // environment may still be posting on the same channel (seen on a loaded machine).
+    const after = posted()
+      .slice(before)
+      .filter((request) => request.path.includes(commit));
     expect(after.length).toBeGreaterThanOrEqual(2);
     expect(after[1]!.at).toBeGreaterThanOrEqual(reset * 1_000);
 
