@@ -262,7 +262,7 @@ async function listenApi(
   tls: TlsFiles | undefined,
   unhealthy: ApiDeps['unhealthy'],
 ): Promise<HttpListener> {
-  const app = createApiApp({ ...deps, unhealthy, staleAfterMs: config.staleAfter, maxWaitMs: config.maxWait, apiTokens: config.apiToken });
+  const app = createApiApp({ ...deps, unhealthy, staleAfterMs: config.staleAfter, maxWaitMs: config.maxWait, apiTokens: config.apiToken, tls: tls !== undefined });
   const api = await listenHttp(app, config.listenHost, config.httpPort, tls);
   deps.log.info(
     { port: api.port, tls: tls !== undefined, apiToken: config.apiToken !== undefined, ingestToken: config.ingestToken !== undefined },

@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import { bearerAuth } from '../security/bearer-auth.ts';
+import { securityHeaders } from '../security/security-headers.ts';
 import { RETRY_LATER_SECONDS } from '../store/retry-policy.ts';
 import { errorBody, handleApiError } from './api-error.ts';
 import { apiDocsRoutes } from './api-docs.ts';
@@ -18,6 +19,8 @@ export type ApiDeps = HealthDeps &
     readonly metrics: HubMetrics;
     /** When set, /api/v1 answers only requests bearing one of these tokens. */
     readonly apiTokens: readonly string[] | undefined;
+    /** Whether the hub serves TLS itself (then browsers are told to keep to it: HSTS). */
+    readonly tls: boolean;
   };
 
 // Describes the API, holds no data: the browsable reference must load it without a token.
@@ -26,6 +29,7 @@ const OPEN_API_DOCUMENT = '/api/v1/openapi.json';
 export function createApiApp(deps: ApiDeps): Hono {
   // Not strict: `/api/docs/` and `/api/docs` are the same page.
   const app = new Hono({ strict: false });
+  app.use(securityHeaders({ tls: deps.tls, docsPath: '/api/docs', dataPaths: ['/api/v1', '/healthz', '/readyz', '/metrics'] }));
   app.use(async (c, next) => {
     const stop = deps.metrics.httpRequestSeconds.startTimer({ method: c.req.method });
     await next();

@@ -290,7 +290,7 @@ describe('an empty hub, unknown paths and failures', () => {
     await page.waitForSelector('h1');
     expect(await page.locator('h1').textContent()).toBe('Page not found');
     expect(await page.locator('main code').textContent()).toBe('/hosts/x/y');
-    expect(await page.$$eval('ul.views a', (links) => links.map((link) => link.getAttribute('href')))).toEqual(['/', '/hosts', '/history', '/drift', '/rollout', '/delivery']);
+    expect(await page.$$eval('ul.views a', (links) => links.map((link) => link.getAttribute('href')))).toEqual(['/', '/hosts', '/history', '/drift', '/rollout', '/delivery', '/notifications']);
     const program = await fetch(`${base}/hosts/x/y`);
     expect(program.status).toBe(404);
     expect(((await program.json()) as { error: { code: string } }).error.code).toBe('not_found');

@@ -5,6 +5,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 import type { Logger } from '../../log/logger.ts';
 import { bearerAuth } from '../../security/bearer-auth.ts';
+import { dataHeaders } from '../../security/security-headers.ts';
 import { encodingFor, mediaTypeOf, type OtlpHttpEncoding } from './http-encodings.ts';
 import type { ExportOutcome, LogsExport } from './logs-export.ts';
 import { RETRY_LATER_SECONDS } from '../../store/retry-policy.ts';
@@ -13,6 +14,8 @@ import { BodyEncodingError, BodyTooLargeError, readBody, SUPPORTED_ENCODINGS } f
 export interface HttpReceiverOptions {
   readonly maxBodyBytes: number;
   readonly tokens: readonly string[] | undefined;
+  /** Whether the port serves TLS (then HSTS is sent). */
+  readonly tls: boolean;
 }
 
 type OtlpHttp = { Variables: { encoding: OtlpHttpEncoding; contentEncoding: string; declaredBytes: number } };
@@ -118,6 +121,7 @@ const exportLogs =
 
 export function createOtlpHttpApp(logsExport: LogsExport, options: HttpReceiverOptions, log: Logger): Hono<OtlpHttp> {
   const app = new Hono<OtlpHttp>();
+  app.use(dataHeaders(options.tls));
   const authenticate: Step[] =
     options.tokens === undefined
       ? []

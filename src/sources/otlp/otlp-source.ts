@@ -79,7 +79,7 @@ export class OtlpSource implements Source {
     );
     await this.#grpc.listen();
     this.#http = await listenHttp(
-      createOtlpHttpApp(logsExport, { maxBodyBytes: options.maxRequestBytes, tokens: options.tokens }, this.#log),
+      createOtlpHttpApp(logsExport, { maxBodyBytes: options.maxRequestBytes, tokens: options.tokens, tls: options.tls !== undefined }, this.#log),
       options.host,
       options.httpPort,
       options.tls,
