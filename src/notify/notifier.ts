@@ -52,6 +52,8 @@ export class Notifier {
   #scanned = false;
   /** When this notifier first ran, by the database's clock: assignments received since are all reported. */
   #since: Date | undefined;
+  /** When drift and hosts were last compared (performance.now()). */
+  #lastFleetWatch = -Infinity;
   #timer: { stop(): Promise<void> } | undefined;
 
   constructor(db: Kysely<HubDatabase>, channels: readonly Channel[], options: NotifierOptions, log: Logger) {
@@ -128,9 +130,11 @@ export class Notifier {
     return await this.#enqueueAll(trx, entries, now);
   }
 
-  /** Drift and host changes, when a webhook listens for them. */
+  /** Drift and host changes, when a webhook listens for them — every few seconds, not every round. */
   async #fleetEvents(trx: Transaction<HubDatabase>, now: Date): Promise<number> {
     const { publicUrl, tuning } = this.#options;
+    if (performance.now() - this.#lastFleetWatch < tuning.fleetWatchEveryMs) return 0;
+    this.#lastFleetWatch = performance.now();
     const wanted = (type: string): boolean => this.#wanted(type);
     const events: QueuedEvent[] = [];
     if (wanted(EVENT_TYPES.driftStarted) || wanted(EVENT_TYPES.driftResolved)) {

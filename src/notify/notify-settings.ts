@@ -63,6 +63,8 @@ export const NOTIFY_TUNING = {
    * desired commit until the clusters apply it, which is a rollout, not news.
    */
   driftEventAfterMs: 5 * 60_000,
+  /** How often drift and hosts are compared with what was last announced (each look reads every drift item and host). */
+  fleetWatchEveryMs: 5_000,
   /** A rollout with a silent subscriber is judged again this often (a silent one that speaks again changes nothing else). */
   staleRecheckMs: 30_000,
   /** A subject superseded by a newer commit and still unsettled is given up after this. */

@@ -12,7 +12,7 @@ import { startTestHub } from './test-hub.ts';
 
 export const PUBLIC_URL = 'https://kalypso.example.com';
 /** Fast enough for a test: progress every 300 ms, rate limits without a named wait held 1 s. */
-export const FAST_NOTIFY = { judgeEveryMs: 200, sendEveryMs: 100, progressIntervalMs: 300, firstBackoffMs: 200, rateLimitedBackoffMs: 1_000 } as const;
+export const FAST_NOTIFY = { judgeEveryMs: 200, sendEveryMs: 100, progressIntervalMs: 300, firstBackoffMs: 200, rateLimitedBackoffMs: 1_000, fleetWatchEveryMs: 200 } as const;
 
 export interface NotifyOrg {
   readonly org: string;
