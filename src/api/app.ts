@@ -1,9 +1,12 @@
 // The hub's HTTP application on port 8080: health, metrics, the /api/v1 query API and its docs,
 // and the web UI.
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
-import { bearerAuth } from '../security/bearer-auth.ts';
+import { Authenticator } from '../security/authenticator.ts';
+import { FailedAuthThrottle } from '../security/failed-auth-throttle.ts';
+import type { Principal } from '../security/roles.ts';
+import { apiAccess } from './api-access.ts';
 import { securityHeaders } from '../security/security-headers.ts';
 import { RETRY_LATER_SECONDS } from '../store/retry-policy.ts';
 import { errorBody, handleApiError } from './api-error.ts';
@@ -17,8 +20,14 @@ export type ApiDeps = HealthDeps &
   ApiV1Deps & {
     readonly log: Logger;
     readonly metrics: HubMetrics;
-    /** When set, /api/v1 answers only requests bearing one of these tokens. */
+    /** When set, /api/v1 answers only requests bearing one of these tokens (without `authenticator`). */
     readonly apiTokens: readonly string[] | undefined;
+    /** Who may call: the shared tokens, service tokens and trusted issuers (else made from `apiTokens`). */
+    readonly authenticator?: Authenticator;
+    /** Failed authentications slowed per client (else one of this app's own). */
+    readonly throttle?: FailedAuthThrottle;
+    /** A signed-in person's principal from the request's session cookie (web sign-in). */
+    readonly session?: (c: Context) => Promise<Principal | undefined>;
     /** Whether the hub serves TLS itself (then browsers are told to keep to it: HSTS). */
     readonly tls: boolean;
   };
@@ -37,20 +46,17 @@ export function createApiApp(deps: ApiDeps): Hono {
     stop({ route: c.req.routePath, status: String(c.res.status) });
   });
   app.route('/', healthRoutes(deps));
-  const tokens = deps.apiTokens;
-  if (tokens !== undefined) {
-    app.use(
-      '/api/v1/*',
-      bearerAuth({
-        tokens,
-        exempt: (c) => c.req.path === OPEN_API_DOCUMENT,
-        refuse: (c) => {
-          c.header('www-authenticate', 'Bearer realm="kalypso-hub"');
-          return c.json(errorBody('unauthorized', 'missing or wrong bearer token: send authorization: Bearer <token>'), 401);
-        },
-      }),
-    );
-  }
+  app.use(
+    '/api/v1/*',
+    apiAccess({
+      authenticator: deps.authenticator ?? new Authenticator({ apiTokens: deps.apiTokens }),
+      throttle: deps.throttle ?? new FailedAuthThrottle(),
+      metrics: deps.metrics,
+      log: deps.log,
+      ...(deps.session === undefined ? {} : { session: deps.session }),
+      exempt: (c) => c.req.path === OPEN_API_DOCUMENT,
+    }),
+  );
   // Until the schema is migrated the reports have no tables to read: say why, as a retryable 503.
   app.use('/api/v1/*', async (c, next) => {
     if (!deps.database.migrated) {
