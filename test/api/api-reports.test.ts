@@ -483,6 +483,7 @@ describe('OpenAPI and docs', () => {
       '/hosts',
       '/hosts/{host}/state',
       '/metrics/delivery',
+      '/notifications',
     ]);
     expect(body.components.schemas.Error).toBeDefined();
     expect(body.components.schemas.DeliveryReport).toBeDefined();

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { renderChart } from '../support/helm-chart.ts';
 
 const DIRECTORY = path.resolve(import.meta.dirname, '../../otel-collector');
 const FILES = ['edge.yaml', 'argocd.yaml', 'gateway.yaml', 'agent-custom.yaml'] as const;
@@ -217,15 +218,14 @@ describe('gateway.yaml', () => {
     expect(otherPipelines.length).toBeGreaterThan(0);
   });
 
-  it('balances over every hub replica through the headless Service of deploy/base', async () => {
+  it('balances over every hub replica through the chart’s headless Service', async () => {
     const [[, exporter]] = hubExporters(await load('gateway.yaml')) as [[string, Config]];
     expect(exporter['balancer_name']).toBe('round_robin');
     const target = /^\$\{env:KALYPSO_HUB_ENDPOINT:-dns:\/\/\/([^.]+)\.kalypso-system\.svc\.cluster\.local:(\d+)\}$/.exec(String(exporter['endpoint']));
     expect(target, String(exporter['endpoint'])).not.toBeNull();
-    const services = YAML.parseAllDocuments(await readFile(path.resolve(DIRECTORY, '../deploy/base/hub-services.yaml'), 'utf8')).map(
-      (document) => document.toJS() as Config,
-    );
-    const service = services.find((candidate) => candidate['metadata']['name'] === target![1]);
+    // The docs' release: helm install kalypso … --namespace kalypso-system.
+    const services = (await renderChart()).objects.filter((object) => object.kind === 'Service');
+    const service: Config | undefined = services.find((candidate) => candidate.metadata.name === target![1]);
     expect(service?.['spec']['clusterIP'], `${target![1]} must be headless`).toBe('None');
     expect(service?.['spec']['ports'].map((port: Config) => String(port['port']))).toContain(target![2]);
   });

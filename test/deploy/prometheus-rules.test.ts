@@ -2,7 +2,8 @@
 // prometheus-operator object of the shape its CRD takes, every expr parses as PromQL (the grammar of
 // the Prometheus repository, @prometheus-io/lezer-promql), and every metric an expr names is one a
 // hub registers — read from the /metrics of a hub started here, plus the embedded PostgreSQL's pair,
-// which only a hub with an embedded server registers.
+// which only a hub with an embedded server registers. The Helm chart renders this file as its
+// PrometheusRule; test/deploy/helm-chart.test.ts checks that rendering against it.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parser } from '@prometheus-io/lezer-promql';

@@ -1,28 +1,12 @@
 // Checks for the docs' blocks that cannot run here as written (no cluster, no collector binary, no
 // Azure): each validates what the command would apply, with the same rules the real consumer
-// applies — the CRDs' schemas, the collector's wiring, kustomize's rendering.
-import { execFile } from 'node:child_process';
+// applies — the CRDs' schemas, the collector's wiring, the Secrets a rendered chart reads.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import YAML from 'yaml';
 import { jsonSchema } from '../support/crd-schemas.ts';
 import { REPO } from './markdown.ts';
-
-const run = promisify(execFile);
-
-/** Whether `kubectl` runs here (its `kustomize` renders without a cluster). */
-export const kubectlAvailable: boolean = await run('kubectl', ['version', '--client']).then(
-  () => true,
-  () => false,
-);
-
-/** `kubectl kustomize <directory>`: the objects an `apply -k` of it would send. */
-export async function kustomize(directory: string): Promise<any[]> {
-  const { stdout } = await run('kubectl', ['kustomize', directory], { maxBuffer: 32 * 1024 * 1024 });
-  return YAML.parseAllDocuments(stdout).map((document) => document.toJS());
-}
 
 /**
  * What an API server with the hub's CRDs would say of `object`: the schema's errors, or [] when it

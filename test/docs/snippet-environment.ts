@@ -11,6 +11,7 @@ import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { k8sTools } from '../../scripts/k8s-tools.ts';
 import { sendLogs, type ResourceLogsToSend } from '../../src/demo/otlp-http-sender.ts';
 import type { RunningHub } from '../../src/hub.ts';
 import { type KubeHub, startKubeHub } from '../support/kube-hub.ts';
@@ -53,6 +54,8 @@ export async function startSnippetEnvironment(): Promise<SnippetEnvironment> {
   // As `npm link` would install the package's command: a link to bin/kalypso-hub.js, whose
   // `#!/usr/bin/env node` finds the Node that runs the suite first on the PATH.
   await symlink(path.join(REPO, 'bin/kalypso-hub.js'), path.join(bin, 'kalypso-hub'));
+  // The docs' kubectl and helm are those of npm run k8s-tools (a name alone: already on the PATH).
+  for (const [name, tool] of Object.entries(await k8sTools())) if (path.isAbsolute(tool)) await symlink(tool, path.join(bin, name));
   const url = `http://127.0.0.1:${hub.ports.http}`;
   const database = new URL(kube.testDb.url);
   const fleet = await feedDocsFleet(`http://127.0.0.1:${hub.ports.otlpHttp}`);

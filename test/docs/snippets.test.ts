@@ -8,10 +8,11 @@
 // PostgreSQL's); SQL runs as kalypso_reader on the hub's database; resources go through the CRDs'
 // schemas and the Kubernetes API server stand-in to the hub's watcher; pipeline YAML runs its
 // steps' scripts with the pipeline's expressions filled in. Where a tool needs a cluster or Azure
-// (kubectl apply, kustomize edit, port-forward), a stand-in shell function says so and hands what
-// the command would apply to the real renderer (`kubectl kustomize`, `--dry-run=client`).
+// (kubectl apply, helm install, port-forward), a stand-in shell function says so and hands what
+// the command would apply to the real renderer (`kubectl kustomize`, `--dry-run=client`, `helm
+// template`).
 import { spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -20,6 +21,7 @@ import YAML from 'yaml';
 import { ALERT_RULES, CONTACT_POINT } from '../../scripts/grafana-alerts.ts';
 import { loadArgConfig } from '../../src/sources/resource-graph/arg-config.ts';
 import { loadNotifications } from '../../src/notify/notifications-file.ts';
+import { loadChannels } from '../../src/notify/notifications.ts';
 import { signature } from '../../src/notify/providers/webhook.ts';
 import { resolveHubConfig } from '../../src/settings.ts';
 import { loadAuthConfig } from '../../src/security/auth-config-file.ts';
@@ -29,7 +31,9 @@ import { normalizeDescriptorSpec } from '../../src/normalize/deployment-descript
 import { parseResourceGraphSpec } from '../../src/normalize/kube-resources.ts';
 import { ARGOCD_APPLICATIONS, DEPLOYMENT_DESCRIPTORS, RECONCILERS } from '../../src/sources/kube/kube-objects.ts';
 import { apiGet } from '../support/api-get.ts';
+import { type KubeObject, renderChart } from '../support/helm-chart.ts';
 import { readyzStatus } from '../support/hub-process.ts';
+import { kubeSchemaErrors } from '../support/kube-schemas.ts';
 import { freePort } from '../support/ports.ts';
 import { randomCommit } from '../support/random-ids.ts';
 import { createTestDatabase } from '../support/test-database.ts';
@@ -38,8 +42,6 @@ import { type CodeBlock, codeBlocks, documentationFiles, REPO } from './markdown
 import {
   collectorConfigProblems,
   hubResourceErrors,
-  kubectlAvailable,
-  kustomize,
   secretsCreated,
   secretsReferenced,
   treePaths,
@@ -69,31 +71,39 @@ function needs(context: TestContext, ...tools: (keyof typeof TOOLS)[]): void {
 let env: SnippetEnvironment;
 let scratch: string;
 
-/** A fresh directory for one case's files (descriptor-spec.json, sources.yaml, an overlay copy). */
+/** A fresh directory for one case's files (descriptor-spec.json, sources.yaml, a values file). */
 async function workDirectory(name: string): Promise<string> {
   return mkdtemp(path.join(scratch, `${name}-`));
 }
 
 /**
- * Stand-ins for the parts of kubectl and kustomize that need a cluster, as bash functions defined
- * before a block runs: what `apply -k` and `create secret` would send is rendered by the real
- * kubectl (kustomize, --dry-run=client) into $KUBECTL_APPLIED; port-forward and rollout status
- * have nothing to do without a cluster (the test hub plays the forwarded Service).
+ * Stand-ins for the parts of kubectl and helm that need a cluster, as bash functions defined
+ * before a block runs: what `apply` and `create secret` would send is rendered by the real kubectl
+ * (kustomize, --dry-run=client) into $KUBECTL_APPLIED, what `helm install` / `helm upgrade
+ * [--install]` would install by the real `helm template` with the same arguments; `delete` is
+ * written to $KUBECTL_DELETED; port-forward, rollout status and helm uninstall have nothing to do
+ * without a cluster (the test hub plays the forwarded Service). Other helm commands (show,
+ * template) run as written: they need no cluster.
  */
 const CLUSTER_STAND_INS = [
   'kubectl() {',
   '  case "$*" in',
   '    "apply -k "*) command kubectl kustomize "$3" >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
+  '    "apply --server-side -f -"|"apply --server-side --force-conflicts -f -") cat >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
   '    *" create namespace "*|"create namespace "*) echo "namespace/${*: -1} (stand-in: no cluster)" ;;',
   '    *" create secret generic "*) command kubectl "$@" --dry-run=client -o yaml >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
+  '    *" delete "*) echo "$*" >> "$KUBECTL_DELETED" ;;',
   '    *" port-forward "*|*" rollout status "*) : ;;',
   '    *) echo "stand-in kubectl: \'$*\' needs a cluster" >&2; return 99 ;;',
   '  esac',
   '}',
-  'kustomize() {',
-  '  [ "$1 $2 $3" = "edit set image" ] || { echo "stand-in kustomize: \'$*\'" >&2; return 99; }',
-  '  local name="${4%%=*}" image="${4#*=}"',
-  '  printf \'images:\\n  - name: %s\\n    newName: %s\\n    newTag: %s\\n\' "$name" "${image%:*}" "${image##*:}" >> kustomization.yaml',
+  'helm() {',
+  '  case "$1" in',
+  '    install) shift; command helm template "$@" >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
+  '    upgrade) shift; [ "$1" != --install ] || shift; command helm template "$@" >> "$KUBECTL_APPLIED"; echo --- >> "$KUBECTL_APPLIED" ;;',
+  '    uninstall) echo "release $2 uninstalled (stand-in: no cluster)" ;;',
+  '    *) command helm "$@" ;;',
+  '  esac',
   '}',
 ].join('\n');
 
@@ -137,8 +147,36 @@ async function targetState(environment: string): Promise<any> {
   return answer.status === 200 ? answer.body.items.find((item: any) => item.workload === 'my-service' && item.deploymentTarget === 'main') : undefined;
 }
 
-async function renderedAks(): Promise<any[]> {
-  return kustomize(path.join(REPO, 'deploy/overlays/aks'));
+/** The chart as docs/install-aks.md installs it: its values file (the identity's client id as written). */
+async function renderedAks(): Promise<KubeObject[]> {
+  return (await renderChart(YAML.parse(snippet('aks-values').content))).objects;
+}
+
+/** Runs a block with the cluster stand-ins in `directory`; what it would apply and delete. */
+async function withStandIns(block: CodeBlock, directory: string, variables: Record<string, string> = {}): Promise<{ applied: KubeObject[]; deleted: string[] }> {
+  const output = path.join(directory, 'applied.yaml');
+  const deletions = path.join(directory, 'deleted.txt');
+  await writeFile(output, '');
+  await writeFile(deletions, '');
+  const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, { cwd: directory, env: { KUBECTL_APPLIED: output, KUBECTL_DELETED: deletions, ...variables } });
+  expect(result.code, `${result.stdout}${result.stderr}`).toBe(0);
+  return { applied: await applied(output), deleted: (await readFile(deletions, 'utf8')).split('\n').filter((line) => line !== '') };
+}
+
+/** A scratch directory where `deploy/helm/…` and `crds/` resolve as in a checkout. */
+async function inCheckout(name: string): Promise<string> {
+  const directory = await workDirectory(name);
+  for (const entry of ['deploy', 'crds']) await symlink(path.join(REPO, entry), path.join(directory, entry));
+  return directory;
+}
+
+/** What `helm install kalypso … --namespace kalypso-system` installs with the defaults holds together. */
+function checkDefaultInstall(objects: readonly KubeObject[]): void {
+  const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub');
+  expect(hub?.metadata.namespace).toBe('kalypso-system');
+  expect(objects.find((object) => object.kind === 'StatefulSet')?.metadata.name, 'the bundled PostgreSQL').toBe('kalypso-postgresql');
+  const api = objects.find((object) => object.kind === 'Service' && object.metadata.name === 'kalypso-hub-api');
+  expect(api?.['spec'].ports.map((port: any) => port.port)).toEqual([8080]);
 }
 
 type Case = (block: CodeBlock, context: TestContext) => Promise<void> | void;
@@ -206,6 +244,15 @@ const CASES: Record<string, Case> = {
       expect.objectContaining({ environment: 'prod', workload: 'my-service', deployment_target: 'main', desired_version: '1.4.1', deployed_versions: '1.4.1', status: 'success' }),
     );
     expect(rows.map((row) => row.environment)).toContain('dev');
+  },
+  'readme-notifications': async (block) => {
+    const file = path.join(await workDirectory('readme-notifications'), 'notifications.yaml');
+    await writeFile(file, block.content);
+    const channels = await loadNotifications(file, { GITHUB_TOKEN: 'ghp_x', KALYPSO_WEBHOOK_SECRET: 'secret' });
+    expect(channels.map((channel) => [channel.name, channel.kind])).toEqual([
+      ['apps', 'commit-status'],
+      ['decisions', 'webhook'],
+    ]);
   },
   'readme-test-commands': async (block) => {
     // Not run from inside the suite they belong to: each names test folders and npm scripts that exist.
@@ -341,8 +388,7 @@ const CASES: Record<string, Case> = {
   },
 
   // docs/kubernetes.md
-  'kube-install-crds': async (block, context) => {
-    if (!kubectlAvailable) return context.skip('kubectl is not installed: kustomize cannot render crds/');
+  'kube-install-crds': async (block) => {
     const directory = await workDirectory('kubectl');
     const output = path.join(directory, 'applied.yaml');
     const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, { env: { KUBECTL_APPLIED: output } });
@@ -401,7 +447,41 @@ const CASES: Record<string, Case> = {
     expect(forged.stdout.trim()).toBe('');
   },
 
+  'notifications-chart-values': async (block) => {
+    const { objects } = await renderChart(YAML.parse(block.content));
+    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')!['spec'].template.spec;
+    const variable = (name: string): string => hub.containers[0].env.find((candidate: any) => candidate.name === name).value;
+    const file = variable('KALYPSO_NOTIFICATIONS');
+    const mount = hub.containers[0].volumeMounts.find((candidate: any) => file.startsWith(`${candidate.mountPath}/`));
+    const sources = hub.volumes.find((volume: any) => volume.name === mount.name).projected.sources;
+    // The pod's files under a scratch root: the rendered file, and each Secret key it mounts beside it.
+    const root = await workDirectory('notifications-chart');
+    const local = (mounted: string): string => path.join(root, mounted);
+    const rendered = objects.find((object) => object.kind === 'Secret' && object.metadata.name === sources[0].secret.name)!;
+    await mkdir(path.dirname(local(file)), { recursive: true });
+    await writeFile(local(file), rendered['stringData'][path.basename(file)].replaceAll(`${mount.mountPath}/`, `${local(mount.mountPath)}/`));
+    for (const source of sources.slice(1)) {
+      for (const item of source.secret.items) {
+        await mkdir(path.dirname(local(`${mount.mountPath}/${item.path}`)), { recursive: true });
+        await writeFile(local(`${mount.mountPath}/${item.path}`), `${source.secret.name}-${item.key}\n`);
+      }
+    }
+    const channels = await loadChannels(resolveHubConfig([], { KALYPSO_NOTIFICATIONS: local(file), KALYPSO_PUBLIC_URL: variable('KALYPSO_PUBLIC_URL') }), {});
+    expect(channels.map((channel) => channel.name)).toEqual(['apps', 'decisions']);
+    expect(await (channels[0] as any).token.read()).toBe('github-status-token');
+    expect(await (channels[1] as any).secret.read()).toBe('kalypso-webhook-secret');
+  },
+
   // docs/argocd.md
+  'argocd-chart-values': async (block) => {
+    const { objects } = await renderChart(YAML.parse(block.content));
+    const role = objects.find((object) => object.kind === 'ClusterRole')!;
+    expect(role['rules']).toContainEqual({ apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['list', 'watch'] });
+    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')!['spec'].template.spec.containers[0];
+    const environment = Object.fromEntries(hub.env.filter((variable: any) => /^KALYPSO_(KUBE|ARGOCD)/.test(variable.name)).map((variable: any) => [variable.name, variable.value]));
+    // As the flags of the block above.
+    expect(resolveHubConfig([], environment)).toMatchObject({ kube: 'on', argocd: 'on', kubeClusterName: 'aks-mgmt-weu' });
+  },
   'argocd-hub-flags': async (block) => {
     const [command, flags] = block.content.trim().split(' -- ') as [string, string];
     expect(command).toBe('npm start');
@@ -518,24 +598,45 @@ const CASES: Record<string, Case> = {
   },
 
   // docs/alerts.md
-  'alerts-secret': async (block, context) => {
-    if (!kubectlAvailable) return context.skip('kubectl is not installed');
-    const output = path.join(await workDirectory('alerting-secret'), 'applied.yaml');
-    const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, { env: { KUBECTL_APPLIED: output } });
-    expect(result.code, result.stderr).toBe(0);
-    const [secret] = await applied(output);
-    // The Secret both Grafana containers read (optional: without it nothing is sent).
-    const grafana = (await kustomize(path.join(REPO, 'deploy/overlays/dev'))).find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-grafana');
-    for (const container of [...grafana.spec.template.spec.initContainers, ...grafana.spec.template.spec.containers]) {
-      expect(container.envFrom).toContainEqual({ secretRef: { name: secret.metadata.name, optional: true } });
+  'alerts-secret': async (block) => {
+    const { applied: [secret, ...others] } = await withStandIns(block, await workDirectory('alerting-secret'));
+    expect(others).toEqual([]);
+    // The Secret and key the values below name.
+    const named = YAML.parse(snippet('alerts-values').content).grafana.alerting.webhookUrlFrom.secretKeyRef;
+    expect(secret).toMatchObject({ kind: 'Secret', metadata: { name: named.name, namespace: 'kalypso-system' } });
+    expect(Object.keys(secret!['data'])).toEqual([named.key]);
+  },
+  'alerts-values': async (block) => {
+    const { objects } = await renderChart(YAML.parse(block.content));
+    const pod = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-grafana')!['spec'].template.spec;
+    const [init] = pod.initContainers;
+    // Both Grafana containers read the variables: the init container picks the files, Grafana expands them.
+    expect(init.env).toEqual(pod.containers[0].env.filter((variable: any) => init.env.some((other: any) => other.name === variable.name)));
+    // The variables as the pod gets them, the webhook URL from the Secret of the block above.
+    const { applied: [secret] } = await withStandIns(snippet('alerts-secret'), await workDirectory('alerting-secret'));
+    const variables: Record<string, string> = {};
+    for (const variable of init.env) {
+      const ref = variable.valueFrom?.secretKeyRef;
+      variables[variable.name] = ref === undefined ? variable.value : Buffer.from(secret!['data'][ref.key], 'base64').toString();
+      if (ref !== undefined) expect(ref.name).toBe(secret!.metadata.name);
     }
-    const values = Object.fromEntries(Object.entries(secret.data as Record<string, string>).map(([key, value]) => [key, Buffer.from(value, 'base64').toString()]));
-    expect(Object.keys(values).sort()).toEqual(['KALYPSO_ALERT_WEBHOOK_URL', 'KALYPSO_PUBLIC_URL']);
+    expect(Object.keys(variables).sort()).toEqual(['KALYPSO_ALERT_WEBHOOK_URL', 'KALYPSO_PUBLIC_URL']);
+    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')!['spec'].template.spec.containers[0];
+    expect(hub.env).toContainEqual({ name: 'KALYPSO_PUBLIC_URL', value: variables['KALYPSO_PUBLIC_URL'] });
     // What the init container then provisions with them.
     const target = await workDirectory('alerting');
-    const selected = await env.shell(`deploy/grafana/select-alerting.sh deploy/grafana/provisioning ${target}`, { env: values });
+    const selected = await env.shell(`deploy/grafana/select-alerting.sh deploy/grafana/provisioning ${target}`, { env: variables });
     expect(selected.code, selected.stderr).toBe(0);
     expect(YAML.parse(await readFile(path.join(target, 'kalypso-contact-point.yaml'), 'utf8')).contactPoints[0].receivers[0].type).toBe('slack');
+  },
+  'alerts-prometheus-rule': async (block) => {
+    const { objects } = await renderChart(YAML.parse(block.content));
+    const rule = objects.find((object) => object.kind === 'PrometheusRule')!;
+    const file = YAML.parse(await readFile(path.join(REPO, 'deploy/prometheus/kalypso-hub-rules.yaml'), 'utf8'));
+    expect(rule['spec'].groups.map((group: any) => group.rules.map((each: any) => each.alert))).toEqual(file.spec.groups.map((group: any) => group.rules.map((each: any) => each.alert)));
+    expect(rule.metadata.labels?.['release']).toBe('prometheus');
+    const monitor = objects.find((object) => object.kind === 'ServiceMonitor')!;
+    expect(monitor.metadata.labels?.['release']).toBe('prometheus');
   },
   'alerts-select': async (block) => {
     const grafana = await workDirectory('grafana-provisioning');
@@ -650,9 +751,63 @@ const CASES: Record<string, Case> = {
     expect(missing, 'the layout names what is not there').toEqual([]);
   },
 
+  // README and docs/deploying.md: the Helm chart
+  'readme-helm-install': async (block) => {
+    const { applied: objects } = await withStandIns(block, await inCheckout('readme-helm'));
+    checkDefaultInstall(objects);
+  },
+  'deploy-install': async (block) => {
+    const { applied: objects } = await withStandIns(block, await inCheckout('deploy-install'));
+    checkDefaultInstall(objects);
+    const forwarded = /port-forward svc\/(\S+) (\d+)/.exec(block.content)!;
+    const service = objects.find((object) => object.kind === 'Service' && object.metadata.name === forwarded[1]);
+    expect(service?.['spec'].ports.map((port: any) => String(port.port))).toContain(forwarded[2]);
+  },
+  'deploy-production-values': async (block) => {
+    const { objects } = await renderChart(YAML.parse(block.content));
+    for (const object of objects) expect(await kubeSchemaErrors(object)).toEqual([]);
+    // Every Secret the pods read and the chart does not render is one the block's comments name.
+    const rendered = new Set(objects.filter((object) => object.kind === 'Secret').map((object) => object.metadata.name));
+    const yours = [...secretsReferenced(objects).keys()].filter((name) => !rendered.has(name));
+    expect(yours.sort()).toEqual(['kalypso-database', 'kalypso-grafana-admin', 'kalypso-grafana-database', 'kalypso-hub-tls', 'kalypso-hub-tokens']);
+    expect(objects.filter((object) => object.kind === 'StatefulSet')).toEqual([]);
+    for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'ServiceMonitor', 'PrometheusRule']) expect(objects.map((object) => object.kind), kind).toContain(kind);
+  },
+  'deploy-upgrade': async (block) => {
+    const directory = await inCheckout('deploy-upgrade');
+    await writeFile(path.join(directory, 'values-production.yaml'), snippet('deploy-production-values').content);
+    const { applied: objects } = await withStandIns(block, directory);
+    expect(objects.filter((object) => object.kind === 'CustomResourceDefinition').map((crd) => crd.metadata.name).sort()).toEqual([
+      'azureresourcegraphs.hub.kalypso.io',
+      'deploymentdescriptors.hub.kalypso.io',
+      'reconcilers.hub.kalypso.io',
+    ]);
+    expect(objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')).toBeDefined();
+    expect(objects.filter((object) => object.kind === 'StatefulSet'), 'the production values: no bundled database').toEqual([]);
+  },
+  'deploy-uninstall': async (block) => {
+    const { deleted } = await withStandIns(block, await workDirectory('deploy-uninstall'));
+    // Exactly what the chart leaves behind: the claim of its StatefulSet and the Secrets it keeps.
+    const { objects } = await renderChart();
+    const postgres = objects.find((object) => object.kind === 'StatefulSet')!;
+    const claim = `${postgres['spec'].volumeClaimTemplates[0].metadata.name}-${postgres.metadata.name}-0`;
+    const kept = objects.filter((object) => object.metadata.annotations?.['helm.sh/resource-policy'] === 'keep');
+    expect(kept.every((object) => object.kind === 'Secret')).toBe(true);
+    expect(deleted[0]).toBe(`-n kalypso-system delete pvc ${claim}`);
+    expect(deleted[1]!.replace('-n kalypso-system delete secret ', '').split(' ').sort()).toEqual(kept.map((secret) => secret.metadata.name).sort());
+    expect(deleted).toHaveLength(2);
+  },
+  'deploy-template': async (block) => {
+    const directory = await inCheckout('deploy-template');
+    await writeFile(path.join(directory, 'values-production.yaml'), snippet('deploy-production-values').content);
+    await withStandIns(block, directory);
+    const objects = await applied(path.join(directory, 'kalypso.yaml'));
+    expect(objects.filter((object) => object.kind === 'CustomResourceDefinition')).toHaveLength(3);
+    expect(objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')?.metadata.namespace).toBe('kalypso-system');
+  },
+
   // docs/install-aks.md
-  'aks-secrets': async (block, context) => {
-    if (!kubectlAvailable) return context.skip('kubectl is not installed');
+  'aks-secrets': async (block) => {
     const output = path.join(await workDirectory('secrets'), 'applied.yaml');
     const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, {
       env: { KUBECTL_APPLIED: output, PG: 'kalypso-pg-1', HUB_DB_PASSWORD: 'hub-secret', GRAFANA_DB_PASSWORD: 'grafana-secret', GRAFANA_ADMIN_PASSWORD: 'admin-secret' },
@@ -660,7 +815,7 @@ const CASES: Record<string, Case> = {
     expect(result.code, result.stderr).toBe(0);
     const created = new Map((await applied(output)).map((secret) => [secret.metadata.name as string, Object.keys(secret.data ?? {}).sort()]));
     expect(created).toEqual(new Map([...secretsCreated(block.content)].map(([name, keys]) => [name, keys.sort()])));
-    // Exactly the Secrets the aks overlay's pods read and does not render itself, with their keys
+    // Exactly the Secrets the pods of the chart with aks-values.yaml read and it does not render, with their keys
     // (kalypso-hub-tls comes from the Certificate below).
     const objects = await renderedAks();
     const rendered = new Set(objects.filter((object) => object.kind === 'Secret').map((object) => object.metadata.name));
@@ -668,34 +823,42 @@ const CASES: Record<string, Case> = {
     expect([...created.keys()].sort()).toEqual(needed.map(([name]) => name).sort());
     for (const [name, keys] of needed) expect(created.get(name), name).toEqual(expect.arrayContaining([...keys]));
   },
-  'aks-certificate': async (block, context) => {
-    if (!kubectlAvailable) return context.skip('kubectl is not installed');
+  'aks-certificate': async (block) => {
     const certificate = YAML.parse(block.content);
     expect(certificate).toMatchObject({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { namespace: 'kalypso-system' } });
     const objects = await renderedAks();
     expect([...secretsReferenced(objects).keys()], 'the hub mounts the Secret cert-manager writes').toContain(certificate.spec.secretName);
-    const otlp = objects.find((object) => object.kind === 'Service' && object.metadata.name === 'kalypso-hub-otlp');
+    const otlp = objects.find((object) => object.kind === 'Service' && object.metadata.name === 'kalypso-hub-otlp')!;
     expect(certificate.spec.dnsNames).toContain(`${otlp.metadata.name}.${otlp.metadata.namespace}.svc`);
   },
-  'aks-overlay': async (block, context) => {
-    if (!kubectlAvailable) return context.skip('kubectl is not installed');
-    // "Copy deploy/overlays/aks into your GitOps repository": here beside the overlay it includes.
-    const copy = await workDirectory('gitops');
-    await cp(path.join(REPO, 'deploy'), path.join(copy, 'deploy'), { recursive: true });
-    await cp(path.join(REPO, 'crds'), path.join(copy, 'crds'), { recursive: true });
-    await cp(path.join(REPO, 'deploy/overlays/aks'), path.join(copy, 'deploy/overlays/my-overlay'), { recursive: true });
-    const output = path.join(copy, 'applied.yaml');
+  'aks-values': async (block) => {
+    // The identity's client id is replaced by --set in the install command below; the rest stands.
+    const values = YAML.parse(block.content);
+    const { objects } = await renderChart(values);
+    for (const object of objects) expect(await kubeSchemaErrors(object)).toEqual([]);
+    const find = (kind: string, name: string): KubeObject | undefined => objects.find((object) => object.kind === kind && object.metadata.name === name);
+    expect(objects.filter((object) => object.kind === 'StatefulSet'), 'no database in the cluster').toEqual([]);
+    const otlp = find('Service', 'kalypso-hub-otlp')!;
+    expect(otlp['spec'].type).toBe('LoadBalancer');
+    expect(otlp.metadata.annotations?.['service.beta.kubernetes.io/azure-load-balancer-internal']).toBe('true');
+    expect(find('HorizontalPodAutoscaler', 'kalypso-hub')).toBeDefined();
+    // The federated credential of step 4 trusts this ServiceAccount.
+    const guide = await readFile(path.join(REPO, block.file), 'utf8');
+    const subject = /--subject (system:serviceaccount:\S+)/.exec(guide)![1];
+    const account = find('ServiceAccount', 'kalypso-hub')!;
+    expect(subject).toBe(`system:serviceaccount:${account.metadata.namespace}:${account.metadata.name}`);
+  },
+  'aks-install': async (block) => {
+    const directory = await inCheckout('aks-install');
+    await writeFile(path.join(directory, 'aks-values.yaml'), snippet('aks-values').content);
     const clientId = 'a1b2c3d4-0000-4000-8000-00000000c0de';
-    const result = await env.shell(`${CLUSTER_STAND_INS}\n${block.content}`, {
-      cwd: path.join(copy, 'deploy/overlays'),
-      env: { KUBECTL_APPLIED: output, CLIENT_ID: clientId, ACR: 'kalypsoacr4242' },
-    });
-    expect(result.code, result.stderr).toBe(0);
-    const objects = await applied(output);
-    const serviceAccount = objects.find((object) => object.kind === 'ServiceAccount' && object.metadata.name === 'kalypso-hub');
-    expect(serviceAccount.metadata.annotations['azure.workload.identity/client-id']).toBe(clientId);
-    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub');
-    expect(hub.spec.template.spec.containers[0].image).toBe('kalypsoacr4242.azurecr.io/kalypso-hub:0.1.0');
+    const { applied: objects } = await withStandIns(block, directory, { CLIENT_ID: clientId, ACR: 'kalypsoacr4242' });
+    const serviceAccount = objects.find((object) => object.kind === 'ServiceAccount' && object.metadata.name === 'kalypso-hub')!;
+    expect(serviceAccount.metadata.annotations?.['azure.workload.identity/client-id']).toBe(clientId);
+    const hub = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'kalypso-hub')!;
+    expect(hub['spec'].template.spec.containers[0].image).toBe('kalypsoacr4242.azurecr.io/kalypso-hub:0.1.0');
+    expect(hub['spec'].template.metadata.labels['azure.workload.identity/use']).toBe('true');
+    expect(hub.metadata.namespace).toBe('kalypso-system');
   },
   'aks-resource-graph': async (block) => {
     const resource = YAML.parse(block.content);
@@ -713,11 +876,9 @@ const CASES: Record<string, Case> = {
     // curl prints no newline of its own: the second answer follows the first on the same line.
     expect(result.stdout.startsWith(/# (\{.*\})/.exec(block.content)![1]!)).toBe(true);
     expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('}') + 1)).items.length).toBeGreaterThan(0);
-    if (kubectlAvailable) {
-      const services = (await renderedAks()).filter((object) => object.kind === 'Service');
-      for (const [name, port] of [['kalypso-hub-api', 8080], ['kalypso-grafana', 3000]] as const) {
-        expect(services.find((service) => service.metadata.name === name)?.spec.ports.map((entry: any) => entry.port), name).toContain(port);
-      }
+    const services = (await renderedAks()).filter((object) => object.kind === 'Service');
+    for (const [name, port] of [['kalypso-hub-api', 8080], ['kalypso-grafana', 3000]] as const) {
+      expect(services.find((service) => service.metadata.name === name)?.spec.ports.map((entry: any) => entry.port), name).toContain(port);
     }
   },
 };

@@ -90,8 +90,11 @@ describe('PostgreSQL slow under a flood of exports', () => {
     const refused = answers.attempts.filter((attempt) => attempt.kind !== 'ok');
     expect(answers.outside(['unavailable+retry-info', '503+retry-after'])).toEqual([]);
     expect(refused.every((attempt) => attempt.detail.includes('hub overloaded'))).toBe(true);
-    // "At once": not held until the lock is released (it still is).
-    expect(Math.max(...refused.map((attempt) => attempt.ms))).toBeLessThan(5_000);
+    // "At once": not held until the lock is released (it still is), nor refused after waiting for a
+    // slot. The hub has no such wait, so a refusal takes as long as reading the request on a CPU that
+    // 200 senders retrying 256 KiB keep busy: under 5 s alone on a 2-core machine, 7 s seen with other
+    // suites running beside it. 15 s is still far below the 120 s the exporters would wait for.
+    expect(Math.max(...refused.map((attempt) => attempt.ms))).toBeLessThan(15_000);
     clearInterval(sampler);
     // The flood carries EXPORTS × 256 KiB (50 MiB in the fast variant) and is sent over and
     // over; the hub may hold what it queues, but not every request it has refused.

@@ -9,6 +9,7 @@ import { type AppMoment, type AppShape, applicationObject, moments } from '../su
 import type { FakeKubeApiServer } from '../support/kube-apiserver.ts';
 import { type KubeHub, startKubeHub } from '../support/kube-hub.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
+import { isAllowed, loadHubRoles, requestAttributes } from '../support/rbac.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const MANAGEMENT = randomName('mgmt');
@@ -179,6 +180,17 @@ describe('Argo CD Applications through the CRD watcher', () => {
     expect(writes).toEqual([]);
     expect(api.requests.some((request) => request.path === '/apis/argoproj.io/v1alpha1/applications' && request.watch)).toBe(true);
   });
+
+  it('RBAC: the chart with argocd.enabled allows every request this hub made, and its Applications rule is exactly the list and watch it used', async () => {
+    const roles = await loadHubRoles({ argocd: { enabled: true }, kube: { clusterName: MANAGEMENT } });
+    const hubRequests = api.requests.filter((request) => request.token === 'hub');
+    for (const request of hubRequests) expect(isAllowed(roles, request), `${request.method} ${request.path}`).toBe(true);
+    const used = new Set(hubRequests.map(requestAttributes).filter((attributes) => attributes.group === 'argoproj.io').map((attributes) => `${attributes.resource} ${attributes.verb}`));
+    const granted = roles.flatMap((role) => (role.rules ?? []).filter((rule) => rule.apiGroups.includes('argoproj.io')).flatMap((rule) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => `${resource} ${verb}`))));
+    expect(granted.sort()).toEqual([...used].sort());
+    // Off (the chart's default) grants nothing there.
+    expect(JSON.stringify(await loadHubRoles())).not.toContain('argoproj.io');
+  });
 });
 
 describe('--argocd', () => {
@@ -205,6 +217,9 @@ describe('--argocd', () => {
       hub.api.apply(ARGOCD_APPLICATIONS, applicationObject(inCluster(), moments.synced([randomCommit()], new Date(Date.now() - 1_000))), 'argocd-application-controller');
       await hub.hub.kube!.controller!.idle();
       expect(hub.api.requests.filter((request) => request.path.includes('argoproj.io'))).toEqual([]);
+      // What the chart's default (argocd.enabled false: --argocd off) grants is all it asked for.
+      const roles = await loadHubRoles();
+      for (const request of hub.api.requests.filter((each) => each.token === 'hub')) expect(isAllowed(roles, request), `${request.method} ${request.path}`).toBe(true);
       expect(await hub.testDb.query(`SELECT 1 FROM reconciler WHERE type = 'argocd'`)).toEqual([]);
     } finally {
       await hub.stop();

@@ -1,6 +1,6 @@
-// Checks API requests against the RBAC rules the hub ships (deploy/base/rbac.yaml).
-import { readFile } from 'node:fs/promises';
-import { parseAllDocuments } from 'yaml';
+// Checks API requests against the RBAC rules the hub ships: the chart's, rendered in the docs'
+// release (namespace kalypso-system, Lease kalypso-hub) with its defaults or the values given.
+import { chartRoles } from './helm-chart.ts';
 import type { RecordedRequest } from './kube-apiserver.ts';
 
 interface Rule {
@@ -16,11 +16,9 @@ interface RoleDocument {
   rules?: Rule[];
 }
 
-export async function loadHubRoles(): Promise<RoleDocument[]> {
-  const text = await readFile(new URL('../../deploy/base/rbac.yaml', import.meta.url), 'utf8');
-  return parseAllDocuments(text)
-    .map((document) => document.toJS() as RoleDocument)
-    .filter((document) => document.kind === 'ClusterRole' || document.kind === 'Role');
+/** The chart's Roles and ClusterRoles with `values` (e.g. Argo CD on, for a hub that reads Applications). */
+export async function loadHubRoles(values: object = {}): Promise<RoleDocument[]> {
+  return chartRoles(values);
 }
 
 /** The RBAC attributes of a request: verb, API group, resource (with subresource), namespace, name. */
