@@ -276,6 +276,8 @@ async function listenApi(
     apiTokens: config.apiToken,
     authenticator: identity.authenticator,
     throttle: identity.throttle,
+    signIn: identity.signIn,
+    publicUrl: config.publicUrl,
     tls: tls !== undefined,
   });
   const api = await listenHttp(app, config.listenHost, config.httpPort, tls);

@@ -28,6 +28,8 @@ export interface ApiAccessOptions {
   readonly log: Logger;
   /** A signed-in person's principal from the request's session cookie, if any (web sign-in). */
   readonly session?: (c: Context) => Promise<Principal | undefined>;
+  /** Where a browser signs in with the organisation's identity provider (told in 401s), when configured. */
+  readonly signInPath?: string;
   /** Requests that need no credential (the OpenAPI document: it holds no data). */
   readonly exempt: (c: Context) => boolean;
 }
@@ -85,5 +87,7 @@ async function refuse(c: Context, admission: Exclude<Admission, { kind: 'admitte
   const delayMs = await options.throttle.failed(client);
   options.log.info({ method: c.req.method, path: c.req.path, status: 401, client, reason: admission.reason, delayMs }, 'api request unauthenticated');
   c.header('www-authenticate', 'Bearer realm="kalypso-hub"');
+  // The web UI offers this sign-in beside the token field.
+  if (options.signInPath !== undefined) c.header('kalypso-sign-in', options.signInPath);
   return c.json(errorBody('unauthorized', admission.message), 401);
 }

@@ -1,11 +1,14 @@
 // The hub's HTTP application on port 8080: health, metrics, the /api/v1 query API and its docs,
 // and the web UI.
-import { type Context, Hono } from 'hono';
+import { Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import { Authenticator } from '../security/authenticator.ts';
 import { FailedAuthThrottle } from '../security/failed-auth-throttle.ts';
-import type { Principal } from '../security/roles.ts';
+import type { SignIn } from '../security/oidc-sign-in.ts';
+import { SESSION_COOKIE } from '../security/session-cookie.ts';
+import { getCookie } from 'hono/cookie';
+import { SIGN_IN_PATH, signInRoutes } from './sign-in-routes.ts';
 import { apiAccess } from './api-access.ts';
 import { securityHeaders } from '../security/security-headers.ts';
 import { RETRY_LATER_SECONDS } from '../store/retry-policy.ts';
@@ -26,8 +29,10 @@ export type ApiDeps = HealthDeps &
     readonly authenticator?: Authenticator;
     /** Failed authentications slowed per client (else one of this app's own). */
     readonly throttle?: FailedAuthThrottle;
-    /** A signed-in person's principal from the request's session cookie (web sign-in). */
-    readonly session?: (c: Context) => Promise<Principal | undefined>;
+    /** The web UI's sign-in through the organisation's identity provider (--auth-config signIn). */
+    readonly signIn?: SignIn | undefined;
+    /** --public-url: where browsers reach the hub (the sign-in's redirect URI). */
+    readonly publicUrl?: string | undefined;
     /** Whether the hub serves TLS itself (then browsers are told to keep to it: HSTS). */
     readonly tls: boolean;
   };
@@ -46,14 +51,16 @@ export function createApiApp(deps: ApiDeps): Hono {
     stop({ route: c.req.routePath, status: String(c.res.status) });
   });
   app.route('/', healthRoutes(deps));
+  const authenticator = deps.authenticator ?? new Authenticator({ apiTokens: deps.apiTokens });
+  const signIn = deps.signIn;
   app.use(
     '/api/v1/*',
     apiAccess({
-      authenticator: deps.authenticator ?? new Authenticator({ apiTokens: deps.apiTokens }),
+      authenticator,
       throttle: deps.throttle ?? new FailedAuthThrottle(),
       metrics: deps.metrics,
       log: deps.log,
-      ...(deps.session === undefined ? {} : { session: deps.session }),
+      ...(signIn === undefined ? {} : { session: (c) => signIn.sealer.openPrincipal(getCookie(c, SESSION_COOKIE)), signInPath: SIGN_IN_PATH }),
       exempt: (c) => c.req.path === OPEN_API_DOCUMENT,
     }),
   );
@@ -68,6 +75,7 @@ export function createApiApp(deps: ApiDeps): Hono {
   });
   app.route('/api/v1', createApiV1(deps));
   app.route('/api/docs', apiDocsRoutes());
+  if (signIn !== undefined) app.route('/auth', signInRoutes({ signIn, authenticator, publicUrl: deps.publicUrl, log: deps.log }));
   app.route('/', uiRoutes());
   app.notFound((c) => uiNotFound(c) ?? c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   app.onError(handleApiError(deps.log, deps.database));

@@ -83,7 +83,8 @@ document.addEventListener('click', (event) => {
   if (link === null || link === undefined || event.defaultPrevented || event.button !== 0) return;
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || link.target === '_blank') return;
   const url = new URL(link.href);
-  if (url.origin !== location.origin || url.pathname.startsWith('/api/')) return;
+  // The API and the sign-in (/auth: a redirect to the identity provider) are no pages of the UI.
+  if (url.origin !== location.origin || url.pathname.startsWith('/api/') || url.pathname.startsWith('/auth/')) return;
   event.preventDefault();
   navigate(url.pathname + url.search);
 });
