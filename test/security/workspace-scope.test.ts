@@ -22,6 +22,8 @@ let browser: Browser;
 
 const A = { workspace: randomName('ws-a'), application: randomName('app-a'), workload: randomName('wl-a'), target: randomName('tgt-a') };
 const B = { workspace: randomName('ws-b'), application: randomName('app-b'), workload: randomName('wl-b'), target: randomName('tgt-b') };
+// C deploys to one environment only.
+const C = { workspace: randomName('ws-c'), application: randomName('app-c'), workload: randomName('wl-c'), target: 'main' };
 const HOST_SHARED = randomName('host-shared');
 const HOST_A = randomName('host-a');
 const HOST_B = randomName('host-b');
@@ -29,7 +31,7 @@ const ENV_B = randomName('env-b');
 const COMMIT = { aDev: randomCommit(), aProd: randomCommit(), bDev: randomCommit(), bOwn: randomCommit() };
 const B_NAMES = [B.workspace, B.application, B.workload, B.target, HOST_B, ENV_B, COMMIT.bDev, COMMIT.bOwn];
 
-const TOKENS = { viewerA: 'viewer-of-a-0123456789', pipelineA: 'pipeline-of-a-0123456789', admin: 'admin-of-all-0123456789' };
+const TOKENS = { viewerC: 'viewer-of-c-0123456789', viewerA: 'viewer-of-a-0123456789', pipelineA: 'pipeline-of-a-0123456789', admin: 'admin-of-all-0123456789' };
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
@@ -42,12 +44,14 @@ beforeAll(async () => {
       `  - { name: viewer-a, token: ${TOKENS.viewerA}, roles: [viewer], workspaces: [${A.workspace}] }`,
       `  - { name: pipeline-a, token: ${TOKENS.pipelineA}, roles: [pipeline], workspaces: [${A.workspace}] }`,
       `  - { name: root, token: ${TOKENS.admin}, roles: [admin] }`,
+      `  - { name: viewer-c, token: ${TOKENS.viewerC}, roles: [viewer], workspaces: [${C.workspace}] }`,
     ].join('\n'),
   );
   hub = await startTestHub(testDb.url, ['--service-tokens', tokens]);
   const f = new FleetBuilder(hub.database.db);
   await f.write([f.descriptor(A, 'dev', '1.0.0', COMMIT.aDev, 60), f.descriptor(B, 'dev', '9.0.0', COMMIT.bDev, 50)]);
   await f.write([f.descriptor(A, 'prod', '0.9.0', COMMIT.aProd, 40), f.descriptor(B, ENV_B, '9.0.1', COMMIT.bOwn, 30)]);
+  await f.write([f.descriptor(C, 'prod', '3.0.0', randomCommit(), 20)]);
   await f.write([
     f.state(HOST_SHARED, A, 'dev', COMMIT.aDev, 'success', 5),
     f.state(HOST_SHARED, B, 'dev', COMMIT.bDev, 'failure', 4, `${B.workload} failed`),
@@ -162,6 +166,20 @@ describe('workspace scoping', () => {
     await page.goto(`${base}/`);
     await page.waitForSelector('table.matrix tbody tr[data-workload]');
     expect(await page.locator('body').innerText()).toContain(A.workload);
+    await context.close();
+  });
+
+  it('shows a viewer whose workspace is in one environment its matrix (compare needs two: the page reads the environment’s state)', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`http://127.0.0.1:${hub.ports.http}/`);
+    await page.locator('dialog#sign-in').getByLabel('Token').fill(TOKENS.viewerC);
+    await page.locator('dialog#sign-in').getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForSelector(`table.matrix tbody tr[data-workload="${C.workload}"]`);
+    const text = await page.locator('main').innerText();
+    expect(text).toContain('3.0.0');
+    expect(text).not.toContain(A.workload);
+    expect(await page.locator('main .error').count()).toBe(0);
     await context.close();
   });
 });
