@@ -5,6 +5,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { startTestIssuer, type TestIssuer } from '../support/oidc-issuer.ts';
@@ -128,10 +129,29 @@ describe('OIDC bearer tokens', () => {
     expect(await post('not-a-token')).toBe(401);
   });
 
+  it('judges OTLP/gRPC the same way: ingest role admitted, a viewer PERMISSION_DENIED, garbage UNAUTHENTICATED', async () => {
+    const client = new grpc.Client(`127.0.0.1:${hub.ports.otlpGrpc}`, grpc.credentials.createInsecure());
+    const exportWith = (token: string): Promise<grpc.ServiceError | null> =>
+      new Promise((resolve) => {
+        const metadata = new grpc.Metadata();
+        metadata.set('authorization', `Bearer ${token}`);
+        // An empty ExportLogsServiceRequest: nothing to store, only the door is judged.
+        client.makeUnaryRequest('/opentelemetry.proto.collector.logs.v1.LogsService/Export', (value: Buffer) => value, (value: Buffer) => value, Buffer.alloc(0), metadata, (failure) =>
+          resolve(failure),
+        );
+      });
+    expect(await exportWith(await issuer.sign({ sub: 'collector-edge-8' }))).toBeNull();
+    const viewerError = await exportWith(await issuer.sign(viewer));
+    expect(viewerError?.code).toBe(grpc.status.PERMISSION_DENIED);
+    expect(viewerError?.details).toBe('alice@contoso has roles viewer; ingest needs ingest or admin');
+    expect((await exportWith('garbage'))?.code).toBe(grpc.status.UNAUTHENTICATED);
+    client.close();
+  });
+
   it('counts admissions by role and refusals by reason in /metrics, naming no subject', async () => {
     const metrics = await (await fetch(`http://127.0.0.1:${hub.ports.http}/metrics`)).text();
     expect(metrics).toMatch(/kalypso_admitted_requests_total\{door="api",role="viewer",via="oidc"\} [1-9]/);
-    expect(metrics).toMatch(/kalypso_admitted_requests_total\{door="ingest",role="ingest",via="oidc"\} 1/);
+    expect(metrics).toMatch(/kalypso_admitted_requests_total\{door="ingest",role="ingest",via="oidc"\} 2/);
     for (const reason of ['expired', 'audience', 'untrusted_issuer', 'signature', 'forbidden']) {
       expect(metrics).toMatch(new RegExp(`kalypso_refused_requests_total\\{door="api",reason="${reason}"\\} [1-9]`));
     }
