@@ -76,6 +76,8 @@ export function createApiApp(deps: ApiDeps): Hono {
   app.route('/api/v1', createApiV1(deps));
   app.route('/api/docs', apiDocsRoutes());
   if (signIn !== undefined) app.route('/auth', signInRoutes({ signIn, authenticator, publicUrl: deps.publicUrl, log: deps.log }));
+  // Without a sign-in nobody is signed in: the UI asks on every page, and is told so.
+  else app.get('/auth/session', (c) => c.json({ signedIn: false }));
   app.route('/', uiRoutes());
   app.notFound((c) => uiNotFound(c) ?? c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   app.onError(handleApiError(deps.log, deps.database));

@@ -47,6 +47,7 @@ const SHELL = `<!doctype html>
       <a href="/api/docs" target="_blank" rel="noopener">API</a>
     </nav>
     <div class="refresh" id="refresh"></div>
+    <div class="session" id="session"></div>
   </header>
   <main id="app" tabindex="-1"><p>Loading…</p></main>
 </body>

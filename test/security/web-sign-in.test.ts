@@ -112,10 +112,11 @@ describe('web sign-in through the identity provider', () => {
     const who = await page.evaluate(async () => (await fetch('/auth/session')).json());
     expect(who).toEqual({ signedIn: true, name: 'alice', roles: ['viewer'], workspaces: [A.workspace] });
 
-    // Signing out ends the session: the API asks for a credential again.
-    await page.evaluate(async () => {
-      await fetch('/auth/logout', { method: 'POST' });
-    });
+    // The header names who is signed in; signing out there ends the session: the UI asks again.
+    expect(await page.locator('header #session').innerText()).toContain('Signed in as alice');
+    await page.locator('header #session').getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('dialog#sign-in').waitFor({ state: 'visible' });
+    expect(await page.locator('header #session').innerText()).toBe('');
     expect(await page.evaluate(async () => (await fetch('/api/v1/environments')).status)).toBe(401);
     await page.context().close();
   });

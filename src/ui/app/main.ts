@@ -11,6 +11,7 @@ import { mountMatrix } from './pages/matrix-page.ts';
 import { mountNotifications } from './pages/notifications-page.ts';
 import { mountRollout } from './pages/rollout-page.ts';
 import type { Page } from './page.ts';
+import { showSession } from './sign-in.ts';
 import { recordRefresh, resetRefresh, startRefreshing } from './refresh-control.ts';
 
 const routes: [RegExp, (root: HTMLElement, signal: AbortSignal, match: RegExpExecArray) => Page][] = [
@@ -94,4 +95,5 @@ window.addEventListener('kalypso:signed-in', route);
 window.addEventListener('kalypso:navigate', (event) => navigate((event as CustomEvent<string>).detail));
 
 startRefreshing(document.getElementById('refresh')!, refreshCurrent);
+void showSession(document.getElementById('session')!);
 route();

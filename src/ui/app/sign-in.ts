@@ -53,3 +53,18 @@ export function askForApiToken(wrongToken: boolean, signInPath: string | null = 
   dialog.showModal();
   input.focus();
 }
+
+/**
+ * Who is signed in through the identity provider, in the header, with a way out. The session
+ * cookie is HttpOnly: the page asks the hub (/auth/session) rather than read it.
+ */
+export async function showSession(slot: HTMLElement): Promise<void> {
+  const response = await fetch('/auth/session').catch(() => undefined);
+  const session = response?.ok === true ? ((await response.json()) as { signedIn: boolean; name?: string }) : undefined;
+  if (session?.signedIn !== true) return;
+  const signOut = h('button', { type: 'button' }, 'Sign out');
+  signOut.addEventListener('click', () => {
+    void fetch('/auth/logout', { method: 'POST' }).then(() => location.reload());
+  });
+  slot.replaceChildren(h('span', { class: 'who' }, 'Signed in as ', h('strong', {}, session.name ?? '')), signOut);
+}
