@@ -20,6 +20,12 @@ export const ROLLOUT_EXIT = { succeeded: 0, failed: 1, timedOut: 2, error: 3 } a
 /** One request waits at most this long; longer waits are several requests, with progress between. */
 const REQUEST_WAIT_MS = 30_000;
 const RETRY_DELAY_MS = 2_000;
+/**
+ * Subscribers (and targets) a table lists: the counts and those holding the rollout up are what a
+ * pipeline log needs, not the 80,000 rows of a large environment. --json keeps the hub's default.
+ */
+export const TABLE_LIMIT = 50;
+const MAX_LIMIT = 5_000;
 
 interface Subscriber {
   host: string;
@@ -49,6 +55,8 @@ interface RolloutAnswer {
   manifestsEndpoint?: string;
   environment?: string;
   targets?: TargetAnswer[];
+  /** The targets over every page (environment gate). */
+  targetsTotal?: number;
   commit: string;
   total: number;
   succeeded: number;
@@ -66,7 +74,7 @@ export const ROLLOUT_HELP: Help = {
   ],
   about:
     'The rollout gate for CD pipelines: asks the hub whether every subscriber has applied a GitOps commit, ' +
-    'waiting up to --wait, and prints the subscribers.',
+    'waiting up to --wait, and prints the counts and the subscribers, those holding the rollout up first.',
   sections: [
     {
       title: 'Options',
@@ -81,6 +89,10 @@ export const ROLLOUT_HELP: Help = {
         { term: '--wait <duration>', description: 'How long to wait for every subscriber, e.g. 30s or 10m (default 0: answer now).' },
         { term: '--url <url>', description: 'The hub\'s base URL (default $KALYPSO_URL, else http://localhost:8080).' },
         { term: '--token <token>', description: 'Bearer token for the API (default $KALYPSO_API_TOKEN).' },
+        {
+          term: '--limit <n>',
+          description: `Subscribers (and targets) listed, those holding the rollout up first (default ${TABLE_LIMIT}; with --json the hub's default, 1,000).`,
+        },
         { term: '--json', description: 'Print the hub\'s answer as JSON instead of a table.' },
         HELP_ENTRY,
       ],
@@ -117,6 +129,7 @@ const ROLLOUT_OPTIONS = {
   url: { type: 'string' },
   token: { type: 'string' },
   json: { type: 'boolean' },
+  limit: { type: 'string' },
 } as const;
 
 /** What to ask the hub, read from the command line and the environment. */
@@ -128,11 +141,13 @@ interface RolloutRequest {
   readonly base: string;
   readonly token: string | undefined;
   readonly json: boolean;
+  /** Subscribers (and targets) to list; undefined: the hub's default. */
+  readonly limit: number | undefined;
 }
 
 /** The request, or what is wrong with the arguments. */
 function readRolloutRequest(argv: readonly string[], env: NodeJS.ProcessEnv): RolloutRequest | { usage: string } {
-  let flags: { endpoint?: string; environment?: string; commit?: string; wait?: string; url?: string; token?: string; json?: boolean };
+  let flags: { endpoint?: string; environment?: string; commit?: string; wait?: string; url?: string; token?: string; json?: boolean; limit?: string };
   try {
     flags = parseArgs({ args: [...argv], options: ROLLOUT_OPTIONS, strict: true }).values;
   } catch (error) {
@@ -144,6 +159,10 @@ function readRolloutRequest(argv: readonly string[], env: NodeJS.ProcessEnv): Ro
   if (flags.commit === undefined || flags.commit === '') return { usage: '--commit is required' };
   const waitMs = flags.wait === undefined ? 0 : parseDuration(flags.wait);
   if (waitMs === undefined) return { usage: `--wait must be a duration such as 30s or 10m (got ${JSON.stringify(flags.wait)})` };
+  const limit = flags.limit === undefined ? (flags.json === true ? undefined : TABLE_LIMIT) : Number(flags.limit);
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= MAX_LIMIT)) {
+    return { usage: `--limit must be a whole number from 1 to ${MAX_LIMIT} (got ${JSON.stringify(flags.limit)})` };
+  }
   const base = (flags.url ?? env.KALYPSO_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
   if (!isHttpUrl(base)) return { usage: `--url must be an http:// or https:// URL (got ${JSON.stringify(base)})` };
   return {
@@ -153,6 +172,7 @@ function readRolloutRequest(argv: readonly string[], env: NodeJS.ProcessEnv): Ro
     base,
     token: flags.token ?? env.KALYPSO_API_TOKEN,
     json: flags.json === true,
+    limit,
   };
 }
 
@@ -191,7 +211,12 @@ async function waitForRollout(request: RolloutRequest): Promise<{ kind: 'answere
 
 /** One question to the rollout gate, answered within `waitMs` (or at once when the rollout settles). */
 function askRolloutGate(request: RolloutRequest, waitMs: number): Promise<Asked> {
-  const query = new URLSearchParams({ ...request.scope, commit: request.commit, wait: `${waitMs}ms` });
+  const query = new URLSearchParams({
+    ...request.scope,
+    commit: request.commit,
+    wait: `${waitMs}ms`,
+    ...(request.limit === undefined ? {} : { limit: String(request.limit) }),
+  });
   return askHub(`${request.base}/api/v1/deployment-state?${query.toString()}`, request.token, waitMs + 30_000);
 }
 
@@ -222,7 +247,12 @@ function table(answer: RolloutAnswer): string {
     subscribers.length === 0
       ? `(no reconciler pulls ${answer.environment === undefined ? 'this manifests endpoint' : 'a deployment target of this environment'} yet)`
       : columns(['HOST', 'RECONCILER', 'STATUS', 'APPLIED', 'SINCE', 'MESSAGE'], subscribers);
-  if (answer.targets === undefined || answer.targets.length === 0) return listed;
+  const unlisted = answer.total - subscribers.length;
+  const more =
+    unlisted > 0
+      ? `\n… ${unlisted.toLocaleString('en')} more subscribers not listed (${answer.succeeded.toLocaleString('en')} succeeded in all); --limit lists more, the API pages through every one`
+      : '';
+  if (answer.targets === undefined || answer.targets.length === 0) return `${listed}${more}`;
   const targets = answer.targets.map((t) => [
     t.environment,
     t.workload,
@@ -234,7 +264,9 @@ function table(answer: RolloutAnswer): string {
     String(t.inProgress),
     String(t.stale),
   ]);
-  return `${columns(['ENVIRONMENT', 'WORKLOAD', 'TARGET', 'VERSION', 'DESIRED', 'SUCCEEDED', 'FAILED', 'IN PROGRESS', 'STALE'], targets)}\n\n${listed}`;
+  const targetsUnlisted = (answer.targetsTotal ?? targets.length) - targets.length;
+  const targetsMore = targetsUnlisted > 0 ? `\n… ${targetsUnlisted.toLocaleString('en')} more targets not listed` : '';
+  return `${columns(['ENVIRONMENT', 'WORKLOAD', 'TARGET', 'VERSION', 'DESIRED', 'SUCCEEDED', 'FAILED', 'IN PROGRESS', 'STALE'], targets)}${targetsMore}\n\n${listed}${more}`;
 }
 
 function columns(header: readonly string[], rows: readonly string[][]): string {

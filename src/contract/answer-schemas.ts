@@ -310,11 +310,24 @@ export const GateTargetSchema = StatusCountsSchema.extend({
   desiredCommit: z.string().nullable(),
 }).openapi('GateTarget');
 
+const subscribersField = <T extends z.ZodType>(subscriber: T) =>
+  z.array(subscriber).openapi({
+    description:
+      'The subscribers, those holding the rollout up first: failing, in progress, stale, then succeeded; by host and reconciler within each. ' +
+      'Every one of them up to `limit` (default 1,000); beyond it a page, and `nextCursor` asks for the next. The counts are always every subscriber’s.',
+  });
+
+const nextCursorField = z
+  .string()
+  .nullable()
+  .openapi({ description: 'Pass as `cursor` for the next page of subscribers; null on the last page' });
+
 export const RolloutSchema = StatusCountsSchema.extend({
   manifestsEndpoint: z.string(),
   commit: z.string().openapi({ description: 'The full commit id (a short commit asked about, resolved)' }),
   settled: settledField,
-  subscribers: z.array(SubscriberSchema),
+  subscribers: subscribersField(SubscriberSchema),
+  nextCursor: nextCursorField,
   targets: z.array(GateTargetSchema).openapi({ description: 'The deployment targets on the endpoint; counts are the endpoint’s' }),
 }).openapi('RolloutState');
 
@@ -322,8 +335,16 @@ export const EnvironmentRolloutSchema = StatusCountsSchema.extend({
   environment: z.string(),
   commit: z.string().openapi({ description: 'The full commit id (a short commit asked about, resolved)' }),
   settled: settledField,
-  subscribers: z.array(SubscriberSchema.extend({ manifestsEndpoint: z.string() })),
-  targets: z.array(GateTargetSchema).openapi({ description: 'The targets judged; counts are their endpoint’s subscribers' }),
+  subscribers: subscribersField(SubscriberSchema.extend({ manifestsEndpoint: z.string() })),
+  nextCursor: nextCursorField,
+  targets: z.array(GateTargetSchema).openapi({
+    description:
+      'The targets judged, those holding the rollout up first: with a failing subscriber, in progress, stale, without subscribers, ' +
+      'then succeeded; by workspace, application, workload and name within each. Every one up to `limit`, beyond it a page ' +
+      '(`nextTargetsCursor`). Counts are their endpoint’s subscribers',
+  }),
+  targetsTotal: z.number().int().openapi({ description: 'The targets judged, over every page' }),
+  nextTargetsCursor: z.string().nullable().openapi({ description: 'Pass as `targetsCursor` for the next page of targets; null on the last page' }),
 }).openapi('EnvironmentRolloutState');
 
 /** The gate's answer: per manifests endpoint, or per environment. */

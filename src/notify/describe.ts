@@ -14,8 +14,10 @@ export interface DescribedRollout {
   readonly state: CommitState;
   /** The version the commit runs, when it is one version everywhere. */
   readonly version: string | undefined;
-  /** Hosts with a failing subscriber, in order. */
+  /** Hosts with a failing subscriber, in order: at least the first ones. */
   readonly failedHosts: readonly string[];
+  /** Hosts with a failing subscriber in all, when failedHosts lists only the first (a large environment's). */
+  readonly failedHostCount?: number | undefined;
 }
 
 export function describeRollout(rollout: DescribedRollout): string {
@@ -25,16 +27,16 @@ export function describeRollout(rollout: DescribedRollout): string {
     return clip(`${counts.succeeded}/${counts.total} reconcilers ${rollout.version === undefined ? 'applied it' : `on ${rollout.version}`}`);
   }
   const parts = [`${counts.succeeded}/${counts.total} applied`];
-  if (counts.failed > 0) parts.push(`${counts.failed} failed${hostList(rollout.failedHosts)}`);
+  if (counts.failed > 0) parts.push(`${counts.failed} failed${hostList(rollout.failedHosts, rollout.failedHostCount ?? rollout.failedHosts.length)}`);
   if (counts.inProgress > 0) parts.push(`${counts.inProgress} in progress`);
   if (counts.stale > 0) parts.push(`${counts.stale} stale`);
   return clip(parts.join(' · '));
 }
 
-function hostList(hosts: readonly string[]): string {
+function hostList(hosts: readonly string[], count: number): string {
   if (hosts.length === 0) return '';
-  const named = hosts.slice(0, HOSTS_NAMED).join(', ');
-  return ` (${named}${hosts.length > HOSTS_NAMED ? ` +${hosts.length - HOSTS_NAMED}` : ''})`;
+  const named = hosts.slice(0, HOSTS_NAMED);
+  return ` (${named.join(', ')}${count > named.length ? ` +${count - named.length}` : ''})`;
 }
 
 /** Long host names or versions still fit: the end gives way. */

@@ -196,6 +196,9 @@ export const TABLES_WITHOUT_TYPES: readonly string[] = [
   'rollout_refresh_queue',
   'summary_queue',
   'summary_reconciler',
+  // State transitions per minute, kept by a trigger and the summary refresh, read by Grafana (schema/0028).
+  'transition_count',
+  'transition_count_queue',
   // The notifications' subjects, outbox and watches, read and written by src/store/notify/ (schema/0024).
   'notify_baseline',
   'notify_channel_pause',

@@ -33,6 +33,22 @@ export async function refreshSummaries(
   });
 }
 
+/**
+ * Rows of the transition-count queue (schema/0028) one fold takes at most, so that a tick stays
+ * bounded however much ingest queued: a batch of 1,000 records on as many endpoints queues up to
+ * 1,000 rows, so 30 batches a second queue 30,000 rows at worst.
+ */
+const TRANSITION_FOLD_ROWS = 100_000;
+
+/**
+ * Folds queued transition counts in; how many. Only the timer does: readers read the queue too, so
+ * no report waits for a fold.
+ */
+export async function foldTransitionCounts(db: Kysely<HubDatabase>, maxRows: number | null = TRANSITION_FOLD_ROWS): Promise<number> {
+  const result = await sql<{ folded: number }>`SELECT kalypso_fold_transition_counts(${maxRows}::int) AS folded`.execute(db);
+  return result.rows[0]!.folded;
+}
+
 /** What a report does before it reads a summary: fold in what was written before it asked. */
 export async function summariesCurrent(db: Kysely<HubDatabase>, at: Date): Promise<void> {
   await refreshSummaries(db, { wait: true, at });
@@ -53,6 +69,7 @@ export function scheduleSummaryRefresh(
     async () => {
       const started = performance.now();
       const result = await refreshSummaries(db, { wait: false, at: clock() });
+      await foldTransitionCounts(db);
       // Another replica refreshing (undefined): its gauge says so, not this one's.
       if (result !== undefined) metrics.summaryRefreshLastRun.set(Date.now() / 1_000);
       // Idle ticks (nothing queued or due, or another replica refreshing) are not refreshes.

@@ -390,18 +390,8 @@ describe('GET /deployment-state (rollout gate)', () => {
   it('reports a rollout in progress: one subscriber on the commit, one still on the previous one', async () => {
     const { body } = await gate(helloDev, 'c-dev-3');
     expect(body).toMatchObject({ manifestsEndpoint: helloDev, commit: 'c-dev-3', total: 2, succeeded: 1, failed: 0, inProgress: 1, stale: 0, settled: false });
+    // The one holding the rollout up comes first.
     expect(body.subscribers).toEqual([
-      {
-        host: 'dev-1',
-        reconciler: 'flux-system/hello-world',
-        reconcilerType: 'flux',
-        status: 'success',
-        statusMessage: '',
-        appliedCommit: 'c-dev-3',
-        observedAt: at(50),
-        lastSeenAt: at(1),
-        supersededBy: null,
-      },
       {
         host: 'dev-2',
         reconciler: 'flux-system/hello-world',
@@ -413,7 +403,19 @@ describe('GET /deployment-state (rollout gate)', () => {
         lastSeenAt: at(2),
         supersededBy: null,
       },
+      {
+        host: 'dev-1',
+        reconciler: 'flux-system/hello-world',
+        reconcilerType: 'flux',
+        status: 'success',
+        statusMessage: '',
+        appliedCommit: 'c-dev-3',
+        observedAt: at(50),
+        lastSeenAt: at(1),
+        supersededBy: null,
+      },
     ]);
+    expect(body.nextCursor).toBeNull();
   });
 
   it('counts a subscriber that moved on to a newer commit of the endpoint as done', async () => {
@@ -425,13 +427,33 @@ describe('GET /deployment-state (rollout gate)', () => {
   it('settles with a failure when a subscriber failed', async () => {
     const { body } = await gate(endpointOf('dev', 'greeter-api', 'main'), 'g-dev-2');
     expect(body).toMatchObject({ total: 2, succeeded: 1, failed: 1, settled: true });
-    expect(body.subscribers[1]).toMatchObject({ host: 'dev-2', status: 'failure', statusMessage: 'health check failed' });
+    expect(body.subscribers[0]).toMatchObject({ host: 'dev-2', status: 'failure', statusMessage: 'health check failed' });
   });
 
   it('never counts a stale subscriber as success', async () => {
     const { body } = await gate(endpointOf('prod', 'hello-world', 'functional-test'), 'c-prod-1');
     expect(body).toMatchObject({ total: 3, succeeded: 2, stale: 1, settled: false });
-    expect(body.subscribers[2]).toMatchObject({ host: 'prod-3', status: 'stale' });
+    expect(body.subscribers[0]).toMatchObject({ host: 'prod-3', status: 'stale' });
+  });
+
+  it('pages beyond limit, holders first, counting every subscriber on every page', async () => {
+    const prodHello = endpointOf('prod', 'hello-world', 'functional-test');
+    const whole = (await gate(prodHello, 'c-prod-1')).body;
+    expect(whole.subscribers.map((s: { host: string }) => s.host)).toEqual(['prod-3', 'prod-1', 'prod-2']);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const { body } = await gate(prodHello, 'c-prod-1', `&limit=2${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+      expect(body).toMatchObject({ total: 3, succeeded: 2, stale: 1, settled: false });
+      expect(body.subscribers.length).toBeLessThanOrEqual(2);
+      seen.push(...body.subscribers.map((s: { host: string }) => s.host));
+      cursor = body.nextCursor;
+    } while (cursor !== null);
+    expect(seen).toEqual(['prod-3', 'prod-1', 'prod-2']);
+    const bad = await gate(prodHello, 'c-prod-1', '&cursor=nonsense');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/^cursor: /);
+    expect((await gate(prodHello, 'c-prod-1', '&limit=0')).body.error.message).toMatch(/^limit: /);
   });
 
   it('normalizes the endpoint and has no subscribers for an unknown one', async () => {

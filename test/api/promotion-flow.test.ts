@@ -9,6 +9,7 @@ import { buildLogRecords, createExporter, ExportResultCode, exportLogs, type Log
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
+import { environmentGateReport } from '../../src/store/reports/environment-gate-report.ts';
 import { apiGet } from '../support/api-get.ts';
 
 let testDb: TestDatabase;
@@ -291,6 +292,79 @@ describe('the environment gate', () => {
     const answer = (await gate({ environment: app.environment, commit: a1 })).body;
     expect(answer).toMatchObject({ total: 1, succeeded: 1, settled: true });
     expect(answer.targets.map((t: any) => t.manifestsEndpoint)).toEqual([app.endpoint('api')]);
+  });
+
+  it('pages its subscribers and targets beyond limit, those holding the rollout up first, with every count on every page', async () => {
+    const branch = new Branch();
+    const commit = randomCommit();
+    const targets = ['a', 'b', 'c', 'd'];
+    await send(targets.map((target) => branch.descriptor(target, '1.0', commit, 0)));
+    const fleet = targets.flatMap((target) => [1, 2].map((n): [string, string] => [`p-${target}-${n}`, target]));
+    // c holds the rollout up with a failure; p-d-1 has only ever applied another commit.
+    await send([...branch.applied(fleet.filter(([host]) => host !== 'p-d-1'), commit, 1), branch.state('p-d-1', 'd', randomCommit(), 'success', 1)]);
+    await send([branch.state('p-c-2', 'c', commit, 'failure', 4)]);
+    const ask = (query: Record<string, string>) => gate({ environment: branch.environment, commit, ...query });
+    const whole = (await ask({})).body;
+    expect(whole).toMatchObject({ total: 8, succeeded: 6, failed: 1, inProgress: 1, targetsTotal: 4, nextCursor: null, nextTargetsCursor: null });
+    expect(whole.subscribers.slice(0, 2).map((s: any) => [s.host, s.status])).toEqual([
+      ['p-c-2', 'failure'],
+      ['p-d-1', 'in_progress'],
+    ]);
+    expect(whole.targets.map((t: any) => t.workload)).toEqual(['c', 'd', 'a', 'b']);
+
+    const subscribers: string[] = [];
+    const pagedTargets: string[] = [];
+    let query: Record<string, string> = { limit: '3' };
+    for (let pages = 0; pages < 10; pages += 1) {
+      const page = (await ask(query)).body;
+      expect(page).toMatchObject({ total: 8, succeeded: 6, failed: 1, inProgress: 1, targetsTotal: 4 });
+      subscribers.push(...page.subscribers.map((s: any) => s.host));
+      // Targets: those of the first page, then of each page their own cursor asked for.
+      if (!('cursor' in query) || 'targetsCursor' in query) pagedTargets.push(...page.targets.map((t: any) => t.workload));
+      if (page.nextCursor === null) break;
+      query = { limit: '3', cursor: page.nextCursor, ...(page.nextTargetsCursor === null ? {} : { targetsCursor: page.nextTargetsCursor }) };
+    }
+    expect(subscribers).toEqual(whole.subscribers.map((s: any) => s.host));
+    expect(pagedTargets).toEqual(['c', 'd', 'a', 'b']);
+    expect((await ask({ targetsCursor: 'nonsense' })).body.error.message).toMatch(/^targetsCursor: /);
+
+    // What the notifier reads of a page is what the whole answer says: failing hosts, the longest
+    // silence of those live, the versions.
+    const context = { asOf: new Date(), staleAfterMs: 15 * 60_000 };
+    const [paged, all] = await Promise.all([
+      environmentGateReport(hub.database.db, context, branch.environment, commit, { limit: 1 }),
+      environmentGateReport(hub.database.db, context, branch.environment, commit, { limit: undefined }),
+    ]);
+    expect(paged.answer.subscribers).toHaveLength(1);
+    expect(paged.failedHosts).toBe(1);
+    expect(paged.versions).toEqual(new Set(['1.0']));
+    const oldest = Math.min(...all.answer.subscribers.filter((s) => s.status !== 'stale').map((s) => Date.parse(s.lastSeenAt)));
+    expect(paged.oldestLiveSeenAt?.getTime()).toBe(oldest);
+    expect({ ...paged, answer: undefined }).toEqual({ ...all, answer: undefined });
+  });
+
+  it('pages through hosts with several reconcilers each, a page ending within a host, the same as one answer', async () => {
+    const branch = new Branch();
+    const commit = randomCommit();
+    const targets = ['x', 'y', 'z'];
+    await send(targets.map((target) => branch.descriptor(target, '2.0', commit, 0)));
+    const fleet = ['q-1', 'q-2', 'q-3', 'q-4'].flatMap((host) => targets.map((target): [string, string] => [host, target]));
+    await send(branch.applied(fleet, commit, 1));
+    await send([branch.state('q-3', 'y', commit, 'failure', 4), branch.state('q-1', 'z', commit, 'failure', 4)]);
+    const whole = (await gate({ environment: branch.environment, commit })).body;
+    const key = (s: any) => `${s.host} ${s.reconciler} ${s.status}`;
+    expect(whole.subscribers.slice(0, 2).map(key)).toEqual(['q-1 flux-system/z failure', 'q-3 flux-system/y failure']);
+    for (const limit of [1, 2, 5]) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 20; pages += 1) {
+        const page = (await gate({ environment: branch.environment, commit, limit: String(limit), ...(cursor === undefined ? {} : { cursor }) })).body;
+        seen.push(...page.subscribers.map(key));
+        if (page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      expect(seen, `pages of ${limit}`).toEqual(whole.subscribers.map(key));
+    }
   });
 
   it('answers 404 for an unknown environment and 400 without a scope', async () => {

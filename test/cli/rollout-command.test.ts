@@ -67,6 +67,18 @@ describe('kalypso-hub rollout', () => {
     expect(none.stdout).toContain('no subscribers yet');
   });
 
+  it('lists those holding the rollout up first, at most --limit, and says how many more there are', async () => {
+    const result = await rollout(['--endpoint', endpointOf('prod', 'hello-world', 'functional-test'), '--commit', 'c-prod-1', '--limit', '1']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/^prod-3\s+flux-system\/hello-world\s+stale\s/m);
+    expect(result.stdout).not.toMatch(/^prod-[12]\s/m);
+    expect(result.stdout).toContain('… 2 more subscribers not listed (2 succeeded in all)');
+    expect(result.stdout).toContain('2/3 succeeded, 0 failed, 0 in progress, 1 stale');
+    const bad = await rollout(['--endpoint', 'x', '--commit', 'c-prod-1', '--limit', '0']);
+    expect(bad.code).toBe(3);
+    expect(bad.stderr).toContain('--limit must be a whole number');
+  });
+
   it('prints the hub’s answer as JSON with --json', async () => {
     const result = await rollout(['--endpoint', endpointOf('dev', 'hello-world', 'functional-test'), '--commit', 'c-dev-2', '--json']);
     expect(result.code).toBe(0);

@@ -11,7 +11,7 @@ import type { Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { type Dashboard, type Panel, resolveVariables } from '../support/grafana.ts';
-import { refreshSummaries } from '../../src/store/summary-refresh.ts';
+import { foldTransitionCounts, refreshSummaries } from '../../src/store/summary-refresh.ts';
 import { writeKnownFleet } from '../support/known-fleet.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { customValues, expandGrafanaSql, type TimeRange } from '../../scripts/grafana-sql.ts';
@@ -106,6 +106,35 @@ describe('Grafana dashboards', () => {
             }
           }
         }
+      }
+    }
+  });
+
+  it('count state transitions per minute as the history holds them: every host from the counts kept on write, some hosts from their history', async () => {
+    const dashboard = dashboards.find((candidate) => candidate.uid === 'kalypso-environment-history')!;
+    const panel = dashboard.panels.find((candidate) => candidate.title === 'State transitions')!;
+    const fromHistory = async (host: string | undefined) =>
+      (
+        await reader.query(
+          `SELECT floor(extract(epoch from observed_at)/60)*60 AS time, count(*) FILTER (WHERE status = 'success') AS success,
+                  count(*) FILTER (WHERE status = 'failure') AS failure, count(*) FILTER (WHERE status = 'in_progress') AS in_progress
+             FROM kalypso_environment_history
+            WHERE observed_at BETWEEN $1 AND $2 AND environment IS NOT NULL AND ($3::text IS NULL OR host = $3)
+            GROUP BY 1 ORDER BY 1`,
+          [range.from, range.to, host ?? null],
+        )
+      ).rows;
+    const numbers = (rows: Record<string, unknown>[]) => rows.map((row) => [row['time'], row['success'], row['failure'], row['in_progress']].map(Number));
+    const hosts = (await reader.query<{ host: string }>('SELECT DISTINCT host FROM kalypso_environment_history ORDER BY 1')).rows.map((row) => row.host);
+    // The counts still queued, then folded in (as the refresh timer does).
+    for (const folded of [false, true]) {
+      if (folded) expect(await foldTransitionCounts(database.db, null)).toBeGreaterThan(0);
+      for (const host of [undefined, hosts[0]!, hosts[hosts.length - 1]!]) {
+        const variables = await resolveVariables(reader, dashboard, range, host === undefined ? {} : { host: [host] });
+        const drawn = (await reader.query(expandGrafanaSql(panel.targets[0]!.rawSql, variables, range))).rows;
+        const expected = numbers(await fromHistory(host));
+        expect(expected.length, `history of ${host ?? 'every host'}`).toBeGreaterThan(0);
+        expect(numbers(drawn), `State transitions of ${host ?? 'every host'}${folded ? ', folded' : ''}`).toEqual(expected);
       }
     }
   });

@@ -186,26 +186,38 @@ describe('hosts page at 390 px', () => {
 });
 
 describe('the promotion check of an environment of this fleet', () => {
-  it('lists 200 of its subscribers, those holding the rollout up first, and says how many there are', async () => {
+  it('shows 200 of its subscribers, those holding the rollout up first, says how many there are, and pages on', async () => {
     const environment = fleet.environments[0]!;
     const commit = fleet.commits[environment]!.w3;
-    const answer = (await apiGet(hub, `/deployment-state?environment=${environment}&commit=${commit}`)).body as {
-      subscribers: { host: string; status: string }[];
+    const answer = (await apiGet(hub, `/deployment-state?environment=${environment}&commit=${commit}&limit=5000`)).body as {
+      total: number;
+      subscribers: { host: string; reconciler: string; status: string }[];
     };
-    expect(answer.subscribers.length).toBeGreaterThan(PAGE);
+    expect(answer.subscribers).toHaveLength(answer.total);
+    expect(answer.total).toBeGreaterThan(PAGE);
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     await page.goto(`${base}/rollout?environment=${environment}&commit=${commit}`);
     await page.waitForSelector('table.subscribers tbody tr');
-    const statuses = await page.$$eval('table.subscribers tbody tr', (rows) => rows.map((row) => row.getAttribute('data-status')!));
-    expect(statuses).toHaveLength(PAGE);
+    const shown = () =>
+      page.$$eval('table.subscribers tbody tr', (rows) => rows.map((row) => [row.getAttribute('data-host')!, row.getAttribute('data-status')!]));
+    const first = await shown();
+    expect(first).toHaveLength(PAGE);
     const order = ['failure', 'in_progress', 'stale', 'success'];
+    const statuses = first.map(([, status]) => status);
+    expect(statuses).toEqual([...statuses].sort((a, b) => order.indexOf(a) - order.indexOf(b)));
     const holding = answer.subscribers.filter((subscriber) => subscriber.status !== 'success').length;
-    expect(statuses).toEqual(answer.subscribers.map((subscriber) => subscriber.status).sort((a, b) => order.indexOf(a) - order.indexOf(b)).slice(0, PAGE));
     expect(statuses.filter((status) => status !== 'success')).toHaveLength(Math.min(holding, PAGE));
-    const succeeded = answer.subscribers.length - holding;
-    expect(await page.locator('p.unlisted').textContent()).toBe(
-      `Showing ${PAGE} of ${n(answer.subscribers.length)} subscribers, those holding the rollout up first (${n(succeeded)} succeeded).`,
+    // The page shows the hub's order: the first 200 of the whole answer.
+    expect(first).toEqual(answer.subscribers.slice(0, PAGE).map((subscriber) => [subscriber.host, subscriber.status]));
+    expect(await page.locator('.pager.subscribers .showing').textContent()).toBe(
+      `Showing ${PAGE} of ${n(answer.total)} subscribers, those holding the rollout up first`,
     );
+    await page.click('.pager.subscribers a[rel="next"]');
+    await page.waitForURL((url) => url.searchParams.get('cursor') !== null);
+    await page.waitForFunction(`document.querySelector('table.subscribers tbody tr')?.getAttribute('data-host') !== ${JSON.stringify(first[0]![0])}`);
+    expect(await shown()).toEqual(answer.subscribers.slice(PAGE, 2 * PAGE).map((subscriber) => [subscriber.host, subscriber.status]));
+    await page.click('.pager.subscribers a.first');
+    await page.waitForURL((url) => url.searchParams.get('cursor') === null);
     await page.close();
   });
 });

@@ -16,6 +16,10 @@ describe('describeRollout', () => {
     expect(describeRollout({ counts: counts(12, 12, 0, 0, 0), state: 'success', version: undefined, failedHosts: [] })).toBe('12/12 reconcilers applied it');
     expect(describeRollout({ counts: counts(12, 9, 1, 2, 0), state: 'failure', version: '1.4.2', failedHosts: ['aks-prod-03'] })).toBe('9/12 applied · 1 failed (aks-prod-03) · 2 in progress');
     expect(describeRollout({ counts: counts(5, 1, 4, 0, 0), state: 'failure', version: undefined, failedHosts: ['a', 'b', 'c', 'd'] })).toBe('1/5 applied · 4 failed (a, b +2)');
+    // A large environment's judgement lists only the first failing hosts, and counts them all.
+    expect(describeRollout({ counts: counts(900, 880, 20, 0, 0), state: 'failure', version: undefined, failedHosts: ['a', 'b', 'c'], failedHostCount: 9 })).toBe(
+      '880/900 applied · 20 failed (a, b +7)',
+    );
     expect(describeRollout({ counts: counts(3, 2, 0, 0, 1), state: 'pending', version: undefined, failedHosts: [] })).toBe('2/3 applied · 1 stale');
     expect(describeRollout({ counts: counts(0, 0, 0, 0, 0), state: 'pending', version: undefined, failedHosts: [] })).toBe('waiting for reconcilers to report');
   });

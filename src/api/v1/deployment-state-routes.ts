@@ -3,14 +3,14 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { normalizeManifestsEndpoint } from '../../model/manifests-endpoint.ts';
 import { type CommitScope, resolveCommit } from '../../store/reports/commit-resolution.ts';
-import { environmentGateReport } from '../../store/reports/environment-gate-report.ts';
+import { decodeTargetCursor, environmentGateReport } from '../../store/reports/environment-gate-report.ts';
 import { environmentExists } from '../../store/reports/environments-report.ts';
-import { rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
+import { decodeSubscriberCursor, rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
 import type { RolloutState } from '../../contract/answer-types.ts';
 import { ApiError } from '../api-error.ts';
 import { deploymentState } from '../../contract/routes/deployment-state.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
-import { durationParamMs } from './schemas.ts';
+import { cursorParam, durationParamMs } from './schemas.ts';
 import { API_TUNING } from '../api-settings.ts';
 import { WorkspaceScope } from './workspace-scope.ts';
 
@@ -32,20 +32,26 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     const resolved = await resolveCommit(deps.db, scope, query.commit);
     if (!resolved.ok) throw new ApiError(400, 'invalid_parameter', `commit: ${resolved.reason}`);
     const commit = resolved.value;
-    const read = (): Promise<RolloutState> =>
-      'endpoint' in scope
-        ? rolloutGateReport(deps.db, reportContext(deps), scope.endpoint, commit)
-        : environmentGateReport(deps.db, reportContext(deps), scope.environment, commit);
-    const endpointsOf = (state: RolloutState): string[] =>
-      'environment' in state ? state.targets.map((target) => target.manifestsEndpoint) : [state.manifestsEndpoint];
+    const page = {
+      limit: query.limit,
+      after: cursorParam(query.cursor, decodeSubscriberCursor),
+      targetsAfter: cursorParam(query.targetsCursor, decodeTargetCursor, 'targetsCursor'),
+      // A scoped caller's gate is restricted in its queries (its targets, their subscribers) before
+      // counting and paging: counts over all of its subscribers, full pages, consistent cursors.
+      workspaces: workspaces === undefined ? undefined : [...workspaces.workspaces],
+    };
+    const read = async (): Promise<{ answer: RolloutState; endpoints: readonly string[] }> => {
+      if ('environment' in scope) return await environmentGateReport(deps.db, reportContext(deps), scope.environment, commit, page);
+      return { answer: await rolloutGateReport(deps.db, reportContext(deps), scope.endpoint, commit, page), endpoints: [scope.endpoint] };
+    };
 
     const deadline = Date.now() + waitMs;
     const stop = AbortSignal.any([deps.shutdown, c.req.raw.signal]);
     let state = await read();
-    while (!state.settled && Date.now() < deadline && !stop.aborted) {
-      await deps.stateChanges.next(endpointsOf(state), Math.min(API_TUNING.gatePollIntervalMs, deadline - Date.now()), stop);
+    while (!state.answer.settled && Date.now() < deadline && !stop.aborted) {
+      await deps.stateChanges.next(state.endpoints, Math.min(API_TUNING.gatePollIntervalMs, deadline - Date.now()), stop);
       state = await read();
     }
-    return c.json(workspaces === undefined ? state : await workspaces.gate(state), 200);
+    return c.json(state.answer, 200);
   });
 }

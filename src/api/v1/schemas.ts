@@ -5,10 +5,10 @@ import { formatDuration, parseDuration } from '../../config/units.ts';
 import { ApiError } from '../api-error.ts';
 
 /** The `cursor` parameter decoded by the report's own decoder; one this hub did not issue is refused. */
-export function cursorParam<T>(text: string | undefined, decode: (text: string) => T | undefined): T | undefined {
+export function cursorParam<T>(text: string | undefined, decode: (text: string) => T | undefined, name = 'cursor'): T | undefined {
   if (text === undefined) return undefined;
   const key = decode(text);
-  if (key === undefined) throw new ApiError(400, 'invalid_parameter', 'cursor: not a cursor from a previous page');
+  if (key === undefined) throw new ApiError(400, 'invalid_parameter', `${name}: not a cursor from a previous page`);
   return key;
 }
 

@@ -4,16 +4,15 @@
 // What is not visible is answered exactly as what does not exist (404 with the same message), so
 // that a caller cannot learn another workspace's names by asking for them. A caller scoped to one
 // workspace gets that workspace as the reports' own filter, so its pages and totals are exact;
-// with several, rows are cut after the report (a page may then hold fewer rows than `limit`).
+// with several, rows are cut after the report (a page may then hold fewer rows than `limit`). The
+// rollout gates are not cut afterwards: they are paged in the database, so the caller's workspaces
+// restrict their queries before counting and paging (GatePage.workspaces).
 import type { Context } from 'hono';
 import type {
   DeliveryReport,
-  EffectiveStatus,
   Host,
   HostState,
   Notifications,
-  RolloutState,
-  StatusCounts,
 } from '../../contract/answer-types.ts';
 import { readableWorkspaces } from '../../security/roles.ts';
 import { type VisibleNames, visibleNames } from '../../store/reports/workspace-visibility.ts';
@@ -79,16 +78,6 @@ export class WorkspaceScope {
     return reconcilers.length === 0 ? undefined : { ...state, reconcilers };
   }
 
-  /** A gate's answer with the caller's targets; an environment gate also with only their subscribers, counted again. */
-  async gate(state: RolloutState): Promise<RolloutState> {
-    const targets = this.rows(state.targets);
-    if (!('environment' in state)) return { ...state, targets };
-    const { endpoints } = await this.names();
-    const subscribers = state.subscribers.filter((subscriber) => endpoints.has(subscriber.manifestsEndpoint));
-    const counts = countsOf(subscribers.map((subscriber) => subscriber.status));
-    return { ...state, ...counts, settled: counts.total > 0 && counts.succeeded + counts.failed === counts.total, subscribers, targets };
-  }
-
   async delivery(report: DeliveryReport): Promise<DeliveryReport> {
     const { hosts } = await this.names();
     return { ...report, recentRollouts: this.rows(report.recentRollouts), laggingHosts: report.laggingHosts.filter((host) => hosts.has(host.host)) };
@@ -98,9 +87,4 @@ export class WorkspaceScope {
   notifications(answer: Notifications): Notifications {
     return { ...answer, items: [] };
   }
-}
-
-function countsOf(statuses: readonly EffectiveStatus[]): StatusCounts {
-  const count = (status: EffectiveStatus): number => statuses.filter((found) => found === status).length;
-  return { total: statuses.length, succeeded: count('success'), failed: count('failure'), inProgress: count('in_progress'), stale: count('stale') };
 }

@@ -4,6 +4,13 @@ import { MIN_COMMIT_PREFIX } from '../../model/commit-id.ts';
 import { GateAnswer } from '../answer-schemas.ts';
 import { TextParam, NameParam, errorResponses, notFoundResponse, jsonResponse } from '../request-params.ts';
 
+/**
+ * Subscribers (and an environment's targets) per page unless asked. An answer up to this size is
+ * whole, as it always was (CONTRACT section 5 lists every subscriber); a larger one is paged, so
+ * that an environment of 80,000 subscribers is never one answer of 80,000 rows.
+ */
+export const GATE_PAGE_SIZE = 1_000;
+
 const commitDescription =
   `GitOps commit: the full id, a unique prefix of at least ${MIN_COMMIT_PREFIX} hex digits among the commits the hub has seen ` +
   'there, or another accepted spelling (main@sha1:…)';
@@ -25,6 +32,22 @@ export const deploymentState = createRoute({
         .max(32)
         .optional()
         .openapi({ description: 'Wait up to this long (e.g. 30s, 5m) for every subscriber to settle', example: '60s' }),
+      limit: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(5_000)
+        .default(GATE_PAGE_SIZE)
+        .openapi({
+          description:
+            `Subscribers (and, per environment, targets) listed per page, those holding the rollout up first; ${GATE_PAGE_SIZE.toLocaleString('en')} unless asked ` +
+            '(an answer within it is whole). The counts are always over every subscriber.',
+        }),
+      cursor: TextParam().max(2_000).optional().openapi({ description: 'nextCursor of the previous answer: the next page of subscribers' }),
+      targetsCursor: TextParam()
+        .max(2_000)
+        .optional()
+        .openapi({ description: 'nextTargetsCursor of the previous answer: the next page of an environment’s targets' }),
     }),
   },
   responses: {

@@ -1,47 +1,164 @@
 // The environment gate — the question Kalypso's Check Promote asks after a PR to an environment's
 // GitOps branch is merged: has every reconciler subscribed to any deployment target of the
 // environment applied the merged commit C, or a commit that came after it, successfully? Each
-// subscriber is judged as the endpoint gate judges it (kalypso_gate).
+// subscriber is judged as the endpoint gate judges it (kalypso_gate_endpoints).
 //
 // Scope: the targets whose branch has carried C (some reconciler or assignment on an endpoint of the
 // branch saw it). An environment whose targets pull several repositories is judged on the ones the
 // commit belongs to; while no branch has seen C yet, every target is judged (all in progress).
-import { type Kysely, sql } from 'kysely';
-import type { EnvironmentRolloutState, EnvironmentSubscriber } from '../../contract/answer-types.ts';
+//
+// The answer counts every subscriber and target and lists a page of each, those holding the
+// rollout up first: prod of fleet L has 4,000 targets and 80,000 subscribers.
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { EnvironmentRolloutState, EnvironmentSubscriber, GateTarget } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
-import { addStatus, emptyCounts, type ReportContext, type StatusCounts } from './report-context.ts';
-import { gateRows, gateTarget, gateTargets, isSettled, subscriberOf } from './rollout-gate-report.ts';
+import { emptyCounts, mergeCounts, type ReportContext } from './report-context.ts';
+import {
+  branchCarried,
+  type GatePage,
+  gateTarget,
+  gateTargets,
+  inWorkspaces,
+  isSettled,
+  judgeSubscribers,
+  pageOfSubscribers,
+  subscriberOf,
+} from './rollout-gate-report.ts';
+
+/** Where a page of targets starts: after this one, in the order of the answer. */
+export interface TargetCursor {
+  /** With a failing subscriber 0, in progress 1, stale 2, without subscribers 3, succeeded 4. */
+  readonly rank: number;
+  readonly key: readonly [workspace: string, application: string, workload: string, target: string];
+}
+
+export interface EnvironmentGatePage extends GatePage {
+  readonly targetsAfter?: TargetCursor | undefined;
+}
+
+export function encodeTargetCursor(cursor: TargetCursor): string {
+  return Buffer.from(JSON.stringify([cursor.rank, ...cursor.key])).toString('base64url');
+}
+
+/** undefined when the text is not a cursor this hub issued. */
+export function decodeTargetCursor(text: string): TargetCursor | undefined {
+  try {
+    const [rank, ...key] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
+    if (!Number.isSafeInteger(rank) || key.length !== 4 || !key.every((part) => typeof part === 'string')) return undefined;
+    return { rank: rank as number, key: key as unknown as TargetCursor['key'] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The environment's gate, and every endpoint it judged: a long poll waits for a change to any of them. */
+export interface EnvironmentGate {
+  readonly answer: EnvironmentRolloutState;
+  readonly endpoints: readonly string[];
+  /** Over every subscriber and target, whatever the page (the notifier's description and next look). */
+  readonly failedHosts: number;
+  readonly oldestLiveSeenAt: Date | null;
+  readonly versions: ReadonlySet<string>;
+}
 
 export async function environmentGateReport(
   db: Kysely<HubDatabase>,
   context: ReportContext,
   environment: string,
   commit: string,
-): Promise<EnvironmentRolloutState> {
-  const targets = await gateTargets(db, sql`t.environment = ${environment}`, commit);
+  page: EnvironmentGatePage,
+): Promise<EnvironmentGate> {
+  // The targets and the subscribers side by side: each statement picks the judged endpoints by the
+  // same rule (a write between the two can make them differ for one answer; the next agrees).
+  const [targets, subscribers, carriedInEnvironment] = await Promise.all([
+    gateTargets(db, sql`t.environment = ${environment} AND ${inWorkspaces(page.workspaces)}`, commit),
+    judgeSubscribers(db, context, judgedEndpoints(environment, commit, page.workspaces), commit, page),
+    // A scoped caller's targets are judged as in the unscoped answer: whether any branch has carried
+    // the commit is asked of every target of the environment (judgedEndpoints decides the same way).
+    page.workspaces === undefined ? undefined : environmentCarried(db, environment, commit),
+  ]);
   // While no branch has carried the commit, every target is judged (all in progress).
-  const anyCarried = targets.some((target) => target.carried);
+  const anyCarried = carriedInEnvironment ?? targets.some((target) => target.carried);
   const judged = targets.filter((target) => target.carried || !anyCarried);
-  const endpointIds = [...new Set(judged.map((target) => target.endpoint_id))];
-  const rows = endpointIds.length === 0 ? [] : await gateRows(db, context, sql`SELECT unnest(${endpointIds}::bigint[])`, commit);
   const endpointNames = new Map(judged.map((target) => [target.endpoint_id, target.endpoint]));
 
+  // A reconciler pulls one endpoint: summing the endpoints counts each reconciler once.
   const counts = emptyCounts();
-  const perEndpoint = new Map<number, StatusCounts>();
-  const subscribers = rows.map((row): EnvironmentSubscriber => {
-    // A reconciler pulls one endpoint: counting per endpoint counts each reconciler once.
-    addStatus(counts, row.status);
-    const endpointCounts = perEndpoint.get(row.endpoint_id) ?? emptyCounts();
-    perEndpoint.set(row.endpoint_id, endpointCounts);
-    addStatus(endpointCounts, row.status);
-    return { ...subscriberOf(row, commit), manifestsEndpoint: endpointNames.get(row.endpoint_id)! };
-  });
+  for (const endpointCounts of subscribers.counts.values()) mergeCounts(counts, endpointCounts);
+  const gateTargetsJudged = judged.map((target) => gateTarget(target, subscribers.counts.get(target.endpoint_id) ?? emptyCounts()));
   return {
-    environment,
-    commit,
-    ...counts,
-    settled: isSettled(counts),
-    subscribers,
-    targets: judged.map((target) => gateTarget(target, perEndpoint.get(target.endpoint_id) ?? emptyCounts())),
+    answer: {
+      environment,
+      commit,
+      ...counts,
+      settled: isSettled(counts),
+      ...pageOfSubscribers(subscribers.rows, page, (row): EnvironmentSubscriber => ({ ...subscriberOf(row, commit), manifestsEndpoint: row.endpoint })),
+      ...pageOfTargets(gateTargetsJudged, page),
+      targetsTotal: gateTargetsJudged.length,
+    },
+    endpoints: [...endpointNames.values()],
+    failedHosts: subscribers.failedHosts,
+    oldestLiveSeenAt: subscribers.oldestLiveSeenAt,
+    versions: new Set(judged.flatMap((target) => (target.version === null ? [] : [target.version]))),
+  };
+}
+
+/**
+ * The endpoints of the environment's targets whose branch has carried the commit; all of them while
+ * none has (an SQL bigint[]). With `workspaces`, only the endpoints of those workspaces' targets —
+ * whether any branch carried the commit is still asked of every target of the environment.
+ */
+function judgedEndpoints(environment: string, commit: string, workspaces: readonly string[] | undefined): RawBuilder<unknown> {
+  return sql`ARRAY(
+    WITH scope AS MATERIALIZED (
+      SELECT t.manifests_endpoint_id AS id, bool_or(${inWorkspaces(workspaces)}) AS readable,
+             ${branchCarried(sql.ref('t.manifests_endpoint_id'), commit)} AS carried
+        FROM deployment_target_named t
+       WHERE t.environment = ${environment}
+       GROUP BY t.manifests_endpoint_id
+    )
+    SELECT s.id FROM scope s WHERE s.readable AND (s.carried OR NOT EXISTS (SELECT 1 FROM scope c WHERE c.carried)))`;
+}
+
+/** Whether the branch of any target of the environment has carried the commit. */
+async function environmentCarried(db: Kysely<HubDatabase>, environment: string, commit: string): Promise<boolean> {
+  const result = await sql<{ carried: boolean }>`
+    SELECT EXISTS (
+      SELECT 1 FROM (SELECT DISTINCT t.manifests_endpoint_id AS id FROM deployment_target_named t WHERE t.environment = ${environment}) e
+       WHERE ${branchCarried(sql.ref('e.id'), commit)}) AS carried`.execute(db);
+  return result.rows[0]?.carried ?? false;
+}
+
+function targetRank(target: GateTarget): number {
+  if (target.failed > 0) return 0;
+  if (target.inProgress > 0) return 1;
+  if (target.stale > 0) return 2;
+  return target.total === 0 ? 3 : 4;
+}
+
+function targetKey(target: GateTarget): TargetCursor['key'] {
+  return [target.workspace, target.application, target.workload, target.deploymentTarget];
+}
+
+/** Negative when a comes before b: by rank, then by names (code units: the cursor compares the same way). */
+function compareTargets(a: TargetCursor, b: TargetCursor): number {
+  if (a.rank !== b.rank) return a.rank - b.rank;
+  for (let part = 0; part < a.key.length; part += 1) {
+    if (a.key[part] !== b.key[part]) return a.key[part]! < b.key[part]! ? -1 : 1;
+  }
+  return 0;
+}
+
+/** The targets holding the rollout up first, a page after the cursor, and the next page's cursor. */
+function pageOfTargets(targets: readonly GateTarget[], page: EnvironmentGatePage): { targets: GateTarget[]; nextTargetsCursor: string | null } {
+  const ordered = targets
+    .map((target) => ({ target, at: { rank: targetRank(target), key: targetKey(target) } }))
+    .filter(({ at }) => page.targetsAfter === undefined || compareTargets(at, page.targetsAfter) > 0)
+    .sort((a, b) => compareTargets(a.at, b.at));
+  const shown = page.limit === undefined ? ordered : ordered.slice(0, page.limit);
+  const last = shown[shown.length - 1];
+  return {
+    targets: shown.map(({ target }) => target),
+    nextTargetsCursor: shown.length < ordered.length && last !== undefined ? encodeTargetCursor(last.at) : null,
   };
 }

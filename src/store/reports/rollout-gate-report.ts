@@ -1,12 +1,57 @@
 // The rollout gate: has commit C of manifests endpoint E been applied by every reconciler that
-// pulls E (its subscribers)? The judgement is the database's (kalypso_gate, schema/0010): on C or on
-// a commit witnessed to have come after C on E's branch, a subscriber's own status counts; on any
-// other commit it is in progress; stale never counts as success.
-import { type Kysely, sql } from 'kysely';
+// pulls E (its subscribers)? The judgement is the database's (kalypso_gate_endpoints, schema/0027):
+// on C or on a commit witnessed to have come after C on E's branch, a subscriber's own status
+// counts; on any other commit it is in progress; stale never counts as success.
+//
+// The answer counts every subscriber and lists a page of them, those holding the rollout up first
+// (issue 38): an environment of a large fleet has tens of thousands, and nobody reads them all.
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { EndpointRolloutState, GateTarget, Subscriber } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
 import { addStatus, type EffectiveStatus, emptyCounts, isoTime, joinVersionAt, type ReportContext, staleBefore, type StatusCounts } from './report-context.ts';
+
+/** Where a page of subscribers starts: after this one, in the order of the answer. */
+export interface SubscriberCursor {
+  /** Failing 0, in progress 1, stale 2, succeeded 3: who holds the rollout up comes first. */
+  readonly rank: number;
+  readonly host: string;
+  readonly reconciler: string;
+}
+
+/** Which page of the answer: `limit` undefined lists every subscriber and target (the notifier's way). */
+export interface GatePage {
+  readonly limit: number | undefined;
+  readonly after?: SubscriberCursor | undefined;
+  /**
+   * The workspaces of a scoped caller (issue 39); undefined for all. The gate's own queries keep
+   * only their deployment targets (and, for an environment, the subscribers of those targets'
+   * endpoints), so that counts are over all of the caller's subscribers and pages are full.
+   */
+  readonly workspaces?: readonly string[] | undefined;
+}
+
+/** An SQL condition on `t` (deployment_target_named): the target is in one of `workspaces`; true when undefined. */
+export function inWorkspaces(workspaces: readonly string[] | undefined): RawBuilder<unknown> {
+  return workspaces === undefined ? sql`true` : sql`t.workspace = ANY(${[...workspaces]}::text[])`;
+}
+
+export const STATUS_RANK: Record<EffectiveStatus, number> = { failure: 0, in_progress: 1, stale: 2, success: 3 };
+
+export function encodeSubscriberCursor(cursor: SubscriberCursor): string {
+  return Buffer.from(JSON.stringify([cursor.rank, cursor.host, cursor.reconciler])).toString('base64url');
+}
+
+/** undefined when the text is not a cursor this hub issued. */
+export function decodeSubscriberCursor(text: string): SubscriberCursor | undefined {
+  try {
+    const [rank, host, reconciler] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
+    if (!Number.isSafeInteger(rank) || typeof host !== 'string' || typeof reconciler !== 'string') return undefined;
+    return { rank: rank as number, host, reconciler };
+  } catch {
+    return undefined;
+  }
+}
 
 /** A row of gateTargets: a target, its endpoint's id, and whether its branch has carried the commit. */
 export interface GateTargetRow {
@@ -32,9 +77,7 @@ export async function gateTargets(db: Kysely<HubDatabase>, where: ReturnType<typ
   const rows = await sql<GateTargetRow>`
     SELECT t.environment, t.workspace, t.application, t.workload, t.name, t.manifests_endpoint_id AS endpoint_id, me.endpoint,
            at_commit.version, desired.version AS desired_version, a.gitops_commit_id AS desired_commit,
-           EXISTS (SELECT 1 FROM endpoint_peer p
-                     JOIN endpoint_commit ec ON ec.manifests_endpoint_id = p.peer_id AND ec.gitops_commit_id = ${commit}
-                    WHERE p.endpoint_id = t.manifests_endpoint_id) AS carried
+           ${branchCarried(sql.ref('t.manifests_endpoint_id'), commit)} AS carried
       FROM deployment_target_named t
       JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
       ${joinVersionAt('t', sql`${commit}`, 'at_commit')}
@@ -43,6 +86,13 @@ export async function gateTargets(db: Kysely<HubDatabase>, where: ReturnType<typ
      WHERE ${where}
      ORDER BY ${TARGET_ENVIRONMENT_ORDER}, t.workspace, t.application, t.workload, t.name`.execute(db);
   return rows.rows;
+}
+
+/** Whether the branch of endpoint `endpointId` (an SQL expression) has carried `commit`: some reconciler or assignment on an endpoint of it saw it. */
+export function branchCarried(endpointId: RawBuilder<unknown>  , commit: string): RawBuilder<unknown> {
+  return sql`EXISTS (SELECT 1 FROM endpoint_peer p
+                       JOIN endpoint_commit ec ON ec.manifests_endpoint_id = p.peer_id AND ec.gitops_commit_id = ${commit}
+                      WHERE p.endpoint_id = ${endpointId})`;
 }
 
 export function gateTarget(row: GateTargetRow, counts: StatusCounts): GateTarget {
@@ -60,9 +110,12 @@ export function gateTarget(row: GateTargetRow, counts: StatusCounts): GateTarget
   };
 }
 
-/** A row of kalypso_gate with its names. */
+/** A subscriber of the page, judged and named. */
 export interface GateRow {
   endpoint_id: number;
+  /** The manifests endpoint's name. */
+  endpoint: string;
+  rank: number;
   host: string;
   reconciler: string;
   type: string;
@@ -74,17 +127,120 @@ export interface GateRow {
   moved_past: boolean;
 }
 
-/** kalypso_gate for each endpoint id of `endpoints` (a query), named, by host and reconciler. */
-export async function gateRows(db: Kysely<HubDatabase>, context: ReportContext, endpoints: ReturnType<typeof sql>, commit: string): Promise<GateRow[]> {
-  const rows = await sql<GateRow>`
-    SELECT e.id AS endpoint_id, h.name AS host, r.name AS reconciler, r.type, g.applied_commit, g.status, g.status_message,
-           g.observed_at, g.last_seen_at, g.moved_past
-      FROM (${endpoints}) AS e(id)
-      CROSS JOIN LATERAL kalypso_gate(e.id, ${commit}, ${staleBefore(context)}::timestamptz) g
-      JOIN reconciler r ON r.id = g.reconciler_id
-      JOIN host h ON h.id = g.host_id
-     ORDER BY h.name, r.name`.execute(db);
-  return rows.rows;
+/** The subscribers of some endpoints, judged: counted per endpoint, and a page of them (one more than asked). */
+export interface JudgedSubscribers {
+  readonly counts: ReadonlyMap<number, StatusCounts>;
+  readonly rows: readonly GateRow[];
+  /** Over every subscriber, not only the page's: hosts with a failing one, and the longest silence of those counted live. */
+  readonly failedHosts: number;
+  readonly oldestLiveSeenAt: Date | null;
+}
+
+type JudgedRow = GateRow & {
+  count_endpoints: number[] | null;
+  count_statuses: EffectiveStatus[] | null;
+  count_ns: number[] | null;
+  failed_hosts: number | null;
+  oldest_live_seen: Date | null;
+};
+
+/**
+ * Every subscriber of the endpoints `endpointIds` (an SQL bigint[]) judged on `commit` once, in one
+ * statement: counted per endpoint and status, and only the page's rows named (an environment of
+ * fleet L judges 80,000, and naming and shipping them all took seconds).
+ */
+export async function judgeSubscribers(
+  db: Kysely<HubDatabase>,
+  context: ReportContext,
+  endpointIds: RawBuilder<unknown>,
+  commit: string,
+  page: GatePage,
+): Promise<JudgedSubscribers> {
+  const result = await sql<JudgedRow>`
+    WITH judged AS MATERIALIZED (
+      SELECT g.*, CASE g.status WHEN 'failure' THEN 0 WHEN 'in_progress' THEN 1 WHEN 'stale' THEN 2 ELSE 3 END AS rank
+        FROM kalypso_gate_endpoints(${endpointIds}, ${commit}, ${staleBefore(context)}::timestamptz) g
+    ), counted AS (
+      SELECT j.endpoint_id, j.status, count(*)::int AS n, min(j.last_seen_at) AS oldest_seen FROM judged j GROUP BY 1, 2
+    ), page AS (
+      -- Rank by rank, each part named and sorted on its own: an Append runs its parts in order and
+      -- the LIMIT stops it, so while the holders fill the page the 70,000 succeeded of a large
+      -- rollout are never looked up (600 ms at fleet L).
+      SELECT q.endpoint_id, me.endpoint, q.rank, q.host, q.reconciler, q.type, q.applied_commit, q.status, q.status_message,
+             q.observed_at, q.last_seen_at, q.moved_past
+        FROM (SELECT p.* FROM (${sql.join(
+          RANKS.filter((rank) => page.after === undefined || rank >= page.after.rank).map((rank) => sql`(${pagePart(rank, page)})`),
+          sql` UNION ALL `,
+        )}) p
+        ${page.limit === undefined ? sql`` : sql`LIMIT ${page.limit + 1}`}) q
+        JOIN manifests_endpoint me ON me.id = q.endpoint_id
+    )
+    SELECT NULL::bigint AS endpoint_id, NULL::text AS endpoint, NULL::int AS rank, NULL::text AS host, NULL::text AS reconciler, NULL::text AS type,
+           NULL::text AS applied_commit, NULL::text AS status, NULL::text AS status_message, NULL::timestamptz AS observed_at,
+           NULL::timestamptz AS last_seen_at, NULL::boolean AS moved_past,
+           array_agg(c.endpoint_id) AS count_endpoints, array_agg(c.status) AS count_statuses, array_agg(c.n) AS count_ns,
+           (SELECT count(DISTINCT j.host_id) FROM judged j WHERE j.status = 'failure')::int AS failed_hosts,
+           min(c.oldest_seen) FILTER (WHERE c.status <> 'stale') AS oldest_live_seen
+      FROM counted c
+    UNION ALL
+    SELECT p.*, NULL, NULL, NULL, NULL, NULL FROM page p
+     ORDER BY rank NULLS FIRST, host, reconciler`.execute(db);
+  const [summary, ...rows] = result.rows;
+  const counts = new Map<number, StatusCounts>();
+  (summary?.count_endpoints ?? []).forEach((endpointId, index) => {
+    const id = Number(endpointId);
+    const endpointCounts = counts.get(id) ?? emptyCounts();
+    counts.set(id, endpointCounts);
+    addStatus(endpointCounts, summary!.count_statuses![index]!, summary!.count_ns![index]);
+  });
+  return {
+    counts,
+    rows: rows.map((row) => ({ ...row, endpoint_id: Number(row.endpoint_id) })),
+    failedHosts: summary?.failed_hosts ?? 0,
+    oldestLiveSeenAt: summary?.oldest_live_seen ?? null,
+  };
+}
+
+/** The judged subscribers of the ranks `ranks` (a condition on j) after the page's cursor, named, in the answer's order. */
+const RANKS = [0, 1, 2, 3] as const;
+
+/**
+ * The judged subscribers of one rank after the page's cursor, named, in the answer's order. A page
+ * takes its rows from the first hosts by name that have one of that rank (each has at least one;
+ * the cursor's host may have none left, hence one more): naming and sorting every subscriber of a
+ * rank — all 80,000 while an environment rolls out — cost a lookup of host and reconciler each.
+ */
+function pagePart(rank: number, page: GatePage): RawBuilder<unknown> {
+  const cursor = page.after?.rank === rank ? page.after : undefined;
+  const firstHosts =
+    page.limit === undefined
+      ? sql`true`
+      : sql`j.host_id = ANY (ARRAY(
+          SELECT fh.id FROM host fh
+           WHERE EXISTS (SELECT 1 FROM judged fj WHERE fj.host_id = fh.id AND fj.rank = ${rank})
+             ${cursor === undefined ? sql`` : sql`AND fh.name >= ${cursor.host}`}
+           ORDER BY fh.name
+           LIMIT ${page.limit + 2}))`;
+  return sql`
+    SELECT j.endpoint_id, j.rank, h.name AS host, r.name AS reconciler, r.type, j.applied_commit, j.status, j.status_message,
+           j.observed_at, j.last_seen_at, j.moved_past
+      FROM judged j
+      JOIN host h ON h.id = j.host_id
+      JOIN reconciler r ON r.id = j.reconciler_id
+     WHERE j.rank = ${rank} AND ${firstHosts}
+       ${cursor === undefined ? sql`` : sql`AND (h.name, r.name) > (${cursor.host}, ${cursor.reconciler})`}
+     ORDER BY h.name, r.name
+     ${page.limit === undefined ? sql`` : sql`LIMIT ${page.limit + 1}`}`;
+}
+
+/** The page's subscribers, and the cursor of the next page when there is one. */
+export function pageOfSubscribers<T>(rows: readonly GateRow[], page: GatePage, subscriber: (row: GateRow) => T): { subscribers: T[]; nextCursor: string | null } {
+  const shown = page.limit === undefined ? rows : rows.slice(0, page.limit);
+  const last = shown[shown.length - 1];
+  return {
+    subscribers: shown.map(subscriber),
+    nextCursor: shown.length < rows.length && last !== undefined ? encodeSubscriberCursor({ rank: last.rank, host: last.host, reconciler: last.reconciler }) : null,
+  };
 }
 
 export function subscriberOf(row: GateRow, commit: string): Subscriber {
@@ -114,22 +270,20 @@ export async function rolloutGateReport(
   context: ReportContext,
   endpoint: string,
   commit: string,
+  page: GatePage,
 ): Promise<EndpointRolloutState> {
-  const [rows, targets] = await Promise.all([
-    gateRows(db, context, sql`SELECT id FROM manifests_endpoint WHERE endpoint = ${endpoint}`, commit),
-    gateTargets(db, sql`me.endpoint = ${endpoint}`, commit),
+  const [judged, targets] = await Promise.all([
+    judgeSubscribers(db, context, sql`ARRAY(SELECT id FROM manifests_endpoint WHERE endpoint = ${endpoint})`, commit, page),
+    gateTargets(db, sql`me.endpoint = ${endpoint} AND ${inWorkspaces(page.workspaces)}`, commit),
   ]);
-  const counts = emptyCounts();
-  const subscribers = rows.map((row) => {
-    addStatus(counts, row.status);
-    return subscriberOf(row, commit);
-  });
+  // One endpoint: its counts are the only ones.
+  const counts = [...judged.counts.values()][0] ?? emptyCounts();
   return {
     manifestsEndpoint: endpoint,
     commit,
     ...counts,
     settled: isSettled(counts),
-    subscribers,
+    ...pageOfSubscribers(judged.rows, page, (row) => subscriberOf(row, commit)),
     // Every reconciler of the endpoint pulls each of its targets: the endpoint's counts are theirs.
     targets: targets.map((target) => gateTarget(target, counts)),
   };

@@ -8,11 +8,20 @@ import { field, filterForm, guarded, type Page } from '../page.ts';
 import { recordRefresh, updatesPaused } from '../refresh-control.ts';
 import { statusBadge, statusBar } from '../status-bar.ts';
 import { commitText, timeAgo } from '../times.ts';
-import { param, rolloutHref } from '../url-state.ts';
+import { href, param, rolloutHref } from '../url-state.ts';
 
 /** The gate answers within this wait when the rollout settles; otherwise the page asks again. */
 const WAIT = '2s';
 const SETTLED_POLL_MS = 5_000;
+/**
+ * Subscribers and targets per page. The hub names only the page's rows, and the page draws only
+ * them: an environment of a large fleet has 80,000 subscribers and 4,000 targets (9.7 s to
+ * content when the page asked for and sorted every one).
+ */
+const LISTED = 200;
+
+/** The rollout asked about, and which page of its subscribers and targets (the URL's cursors). */
+type Question = ({ manifestsEndpoint: string } | { environment: string }) & { commit: string; cursor?: string; targetsCursor?: string };
 
 export function mountRollout(root: HTMLElement, signal: AbortSignal): Page {
   const endpoint = param('endpoint');
@@ -25,8 +34,9 @@ export function mountRollout(root: HTMLElement, signal: AbortSignal): Page {
     return { refresh: () => Promise.resolve(true) };
   }
   const scope = environment === undefined ? { manifestsEndpoint: endpoint! } : { environment };
+  const cursors = { cursor: param('cursor'), targetsCursor: param('targetsCursor') };
   const watched: Watched = { last: undefined, lastOk: false };
-  void watchRollout(content, { ...scope, commit }, signal, watched);
+  void watchRollout(content, { ...scope, commit, ...cursors }, signal, watched);
   // The watch keeps the page current; the periodic refresh only asks how it went.
   return { refresh: () => Promise.resolve(watched.lastOk) };
 }
@@ -66,22 +76,17 @@ interface Watched {
  * is looked at less often (a new report can still change it).
  * While the reader pauses updates, the page stays as it is.
  */
-async function watchRollout(
-  content: HTMLElement,
-  question: ({ manifestsEndpoint: string } | { environment: string }) & { commit: string },
-  signal: AbortSignal,
-  watched: Watched,
-): Promise<void> {
+async function watchRollout(content: HTMLElement, question: Question, signal: AbortSignal, watched: Watched): Promise<void> {
   while (!signal.aborted) {
     if (updatesPaused() && watched.last !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       continue;
     }
     try {
-      const state = await apiGet('/deployment-state', {}, { ...question, wait: watched.last === undefined ? '0s' : WAIT }, signal);
+      const state = await apiGet('/deployment-state', {}, { ...question, limit: String(LISTED), wait: watched.last === undefined ? '0s' : WAIT }, signal);
       if (JSON.stringify(state) !== JSON.stringify(watched.last)) {
         watched.last = state;
-        updateContent(content, ...rolloutView(state));
+        updateContent(content, ...rolloutView(state, question));
       }
       watched.lastOk = true;
       recordRefresh(true);
@@ -96,8 +101,8 @@ async function watchRollout(
   }
 }
 
-/** The verdict, what is being watched, the status bar and the tables. */
-function rolloutView(state: RolloutState): HTMLElement[] {
+/** The verdict, what is being watched, the status bar and the tables with their pagers. */
+function rolloutView(state: RolloutState, question: Question): (HTMLElement | null)[] {
   return [
     h(
       'p',
@@ -115,27 +120,56 @@ function rolloutView(state: RolloutState): HTMLElement[] {
         : [' of ', h('span', { class: 'endpoint' }, state.manifestsEndpoint), ': applied, or a later commit of its branch, by every reconciler that pulls it'],
     ),
     statusBar(state),
+    ...('environment' in state
+      ? [pager('targets', state.targets.length, state.targetsTotal, question, 'targetsCursor', state.nextTargetsCursor)]
+      : []),
     targetsTable(state.targets, state.commit, !('environment' in state)),
-    ...subscribersTable(state.subscribers),
+    pager('subscribers', state.subscribers.length, state.total, question, 'cursor', state.nextCursor),
+    subscribersTable(state.subscribers),
   ];
 }
 
-/** Subscribers listed at most; an environment of a large fleet has tens of thousands. */
-const LISTED = 200;
-/** Who holds the rollout up comes first: failing, then in progress, then silent. */
-const ORDER: Record<RolloutState['subscribers'][number]['status'], number> = { failure: 0, in_progress: 1, stale: 2, success: 3 };
+/**
+ * "Showing 100 of 80,000 subscribers, those holding the rollout up first", back to the first page
+ * and on to the next: the page's URL carries the cursors, so a page can be shared and reloaded.
+ */
+function pager(
+  what: 'subscribers' | 'targets',
+  shown: number,
+  total: number,
+  question: Question,
+  cursorName: 'cursor' | 'targetsCursor',
+  next: string | null,
+): HTMLElement | null {
+  const paged = question[cursorName] !== undefined;
+  if (!paged && next === null) return null;
+  const at = (cursor: string | undefined): string =>
+    href('/rollout', {
+      ...('environment' in question ? { environment: question.environment } : { endpoint: question.manifestsEndpoint }),
+      commit: question.commit,
+      cursor: question.cursor,
+      targetsCursor: question.targetsCursor,
+      [cursorName]: cursor,
+    });
+  return h(
+    'div',
+    { class: `pager ${what}` },
+    h('span', { class: 'showing muted' }, `Showing ${shown.toLocaleString('en')} of ${total.toLocaleString('en')} ${what}, those holding the rollout up first${paged ? ' (a later page)' : ''}`),
+    paged ? h('a', { class: 'first', href: at(undefined) }, '« First page') : null,
+    next === null ? null : h('a', { class: 'next', rel: 'next', href: at(next) }, `Next ${LISTED} ${what} »`),
+  );
+}
 
-function subscribersTable(subscribers: RolloutState['subscribers']): HTMLElement[] {
-  const listed = [...subscribers].sort((a, b) => ORDER[a.status] - ORDER[b.status]).slice(0, LISTED);
-  const unlisted = subscribers.length - listed.length;
-  const table = h(
+/** The hub's page of subscribers, in its order: those holding the rollout up first. */
+function subscribersTable(subscribers: RolloutState['subscribers']): HTMLElement {
+  return h(
     'table',
     { class: 'subscribers stacking' },
     h('thead', {}, h('tr', {}, ['Host', 'Status', 'Reconciler', 'Applied', 'Since', 'Message'].map((title) => h('th', { scope: 'col' }, title)))),
     h(
       'tbody',
       {},
-      listed.map((subscriber) =>
+      subscribers.map((subscriber) =>
         h(
           'tr',
           { 'data-host': subscriber.host, 'data-status': subscriber.status },
@@ -149,12 +183,6 @@ function subscribersTable(subscribers: RolloutState['subscribers']): HTMLElement
       ),
     ),
   );
-  if (unlisted === 0) return [table];
-  const succeeded = subscribers.filter((subscriber) => subscriber.status === 'success').length;
-  return [
-    h('p', { class: 'muted unlisted' }, `Showing ${LISTED} of ${subscribers.length.toLocaleString('en')} subscribers, those holding the rollout up first (${succeeded.toLocaleString('en')} succeeded).`),
-    table,
-  ];
 }
 
 /** What the commit is to the people who follow it: per target, the version it runs there. */
