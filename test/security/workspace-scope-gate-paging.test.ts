@@ -84,7 +84,7 @@ interface Gate {
 
 async function gate(token: string, query: Record<string, string>): Promise<{ text: string; state: Gate }> {
   const params = new URLSearchParams({ environment: ENV, commit: COMMIT, ...query });
-  const response = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1/deployment-state?${params}`, { headers: { authorization: `Bearer ${token}` } });
+  const response = await fetch(`http://127.0.0.1:${hub.ports.http}/api/v1/deployment-state?${params.toString()}`, { headers: { authorization: `Bearer ${token}` } });
   const text = await response.text();
   expect(response.status, text).toBe(200);
   return { text, state: JSON.parse(text) as Gate };
@@ -148,7 +148,7 @@ describe('a scoped caller’s environment gate, paged', () => {
   it('answers another workspace’s endpoint gate as a manifests endpoint that does not exist', async () => {
     const endpoint = endpointOf(ENV, B1.workload, B1.target);
     const response = await fetch(
-      `http://127.0.0.1:${hub.ports.http}/api/v1/deployment-state?${new URLSearchParams({ manifestsEndpoint: endpoint, commit: COMMIT })}`,
+      `http://127.0.0.1:${hub.ports.http}/api/v1/deployment-state?${new URLSearchParams({ manifestsEndpoint: endpoint, commit: COMMIT }).toString()}`,
       { headers: { authorization: `Bearer ${TOKENS.viewerA}` } },
     );
     const body = await response.text();
