@@ -11,6 +11,7 @@ import { loadKubeConfig } from './sources/kube/kube-config.ts';
 import { createKubeMetrics, type KubeMetrics } from './sources/kube/kube-metrics.ts';
 import type { KubeSide } from './sources/kube/kube-side.ts';
 import type { KubeSource } from './sources/kube/kube-source.ts';
+import { type Identity, type IdentityTuning, loadIdentity } from './security/identity.ts';
 import { OtlpSource } from './sources/otlp/otlp-source.ts';
 import { otlpOptionsFrom } from './sources/otlp/otlp-settings.ts';
 import type { ResourceGraphSourceSpec } from './normalize/kube-resources.ts';
@@ -79,6 +80,8 @@ export interface HubOverrides {
   readonly tlsRefreshMs?: number;
   /** The clock reports judge staleness by (tests pin it). */
   readonly clock?: () => Date;
+  /** OIDC key caching, the service-token file's polling and the failed-authentication pace (tests shorten them). */
+  readonly identityTuning?: IdentityTuning;
   /** The notifications' pace (tests shorten the waits). */
   readonly notifyTuning?: Partial<NotifyTuning>;
 }
@@ -112,6 +115,8 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
     if (lock !== undefined) steps.add(() => lock.release());
     // The notifications file is checked before the hub takes anything: a mistake in it stops the start.
     const channels = await loadChannels(config, process.env);
+    const identity = await loadIdentity(config, log, overrides.identityTuning);
+    steps.add(() => identity.close());
     const tls = await TlsFiles.fromConfig(config, log, overrides.tlsRefreshMs);
     if (tls !== undefined) steps.add(() => tls.close());
     const metrics = createHubMetrics({ processMetrics: overrides.processMetrics ?? true });
@@ -126,12 +131,12 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
 
     const stateChanges = new StateChanges();
     const notifications = { publicUrl: config.publicUrl, channels: channels.map(channelSetup) };
-    const api = await listenApi(config, { db: database.db, metrics, log, database: status, stateChanges, shutdown: abort.signal, clock, notifications }, tls, () =>
+    const api = await listenApi(config, { db: database.db, metrics, log, database: status, stateChanges, shutdown: abort.signal, clock, notifications }, identity, tls, () =>
       server?.supervisor.unhealthy(),
     );
     steps.add(() => api.close(config.shutdownTimeout));
     const writer = new RecordWriter(database.db, log, { stateChanges });
-    const otlp = new OtlpSource(otlpOptionsFrom(config, { tls, decodeMemoryBytes: overrides.decodeMemoryBytes }), metrics, log);
+    const otlp = new OtlpSource(otlpOptionsFrom(config, { tls, decodeMemoryBytes: overrides.decodeMemoryBytes, access: identity }), metrics, log);
     await startSource(steps, otlp, storedOnceMigrated(status, writer), abort.signal);
     const ports = { http: api.port, otlpGrpc: otlp.ports.grpc, otlpHttp: otlp.ports.http };
     await lock?.describe(ports);
@@ -259,13 +264,32 @@ async function startOnceMigrated(
 async function listenApi(
   config: HubConfig,
   deps: Pick<ApiDeps, 'db' | 'metrics' | 'log' | 'database' | 'stateChanges' | 'shutdown' | 'clock' | 'notifications'>,
+  identity: Identity,
   tls: TlsFiles | undefined,
   unhealthy: ApiDeps['unhealthy'],
 ): Promise<HttpListener> {
-  const app = createApiApp({ ...deps, unhealthy, staleAfterMs: config.staleAfter, maxWaitMs: config.maxWait, apiTokens: config.apiToken });
+  const app = createApiApp({
+    ...deps,
+    unhealthy,
+    staleAfterMs: config.staleAfter,
+    maxWaitMs: config.maxWait,
+    apiTokens: config.apiToken,
+    authenticator: identity.authenticator,
+    throttle: identity.throttle,
+    signIn: identity.signIn,
+    publicUrl: config.publicUrl,
+    tls: tls !== undefined,
+  });
   const api = await listenHttp(app, config.listenHost, config.httpPort, tls);
   deps.log.info(
-    { port: api.port, tls: tls !== undefined, apiToken: config.apiToken !== undefined, ingestToken: config.ingestToken !== undefined },
+    {
+      port: api.port,
+      tls: tls !== undefined,
+      apiToken: config.apiToken !== undefined,
+      ingestToken: config.ingestToken !== undefined,
+      apiOpen: !identity.authenticator.requires('api'),
+      ingestOpen: !identity.authenticator.requires('ingest'),
+    },
     'HTTP API listening',
   );
   return api;

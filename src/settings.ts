@@ -10,6 +10,7 @@ import { DEMO_SETTINGS } from './demo/demo-settings.ts';
 import { HTTP_SETTINGS } from './http/http-settings.ts';
 import { LOG_SETTINGS } from './log/log-settings.ts';
 import { NOTIFY_SETTINGS } from './notify/notify-settings.ts';
+import { IDENTITY_SETTINGS } from './security/identity-settings.ts';
 import { TLS_SETTINGS, tlsFilesPaired } from './security/tls-settings.ts';
 import { KUBE_SETTINGS } from './sources/kube/kube-settings.ts';
 import { OTLP_SETTINGS } from './sources/otlp/otlp-settings.ts';
@@ -23,6 +24,7 @@ export const HUB_SETTINGS = {
   ...DATABASE_SETTINGS,
   ...OTLP_SETTINGS,
   ...API_SETTINGS,
+  ...IDENTITY_SETTINGS,
   ...TLS_SETTINGS,
   ...KUBE_SETTINGS,
   ...RESOURCE_GRAPH_SETTINGS,

@@ -3,7 +3,14 @@
 import { Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
-import { bearerAuth } from '../security/bearer-auth.ts';
+import { Authenticator } from '../security/authenticator.ts';
+import { FailedAuthThrottle } from '../security/failed-auth-throttle.ts';
+import type { SignIn } from '../security/oidc-sign-in.ts';
+import { SESSION_COOKIE } from '../security/session-cookie.ts';
+import { getCookie } from 'hono/cookie';
+import { SIGN_IN_PATH, signInRoutes } from './sign-in-routes.ts';
+import { apiAccess } from './api-access.ts';
+import { securityHeaders } from '../security/security-headers.ts';
 import { RETRY_LATER_SECONDS } from '../store/retry-policy.ts';
 import { errorBody, handleApiError } from './api-error.ts';
 import { apiDocsRoutes } from './api-docs.ts';
@@ -16,8 +23,18 @@ export type ApiDeps = HealthDeps &
   ApiV1Deps & {
     readonly log: Logger;
     readonly metrics: HubMetrics;
-    /** When set, /api/v1 answers only requests bearing one of these tokens. */
+    /** When set, /api/v1 answers only requests bearing one of these tokens (without `authenticator`). */
     readonly apiTokens: readonly string[] | undefined;
+    /** Who may call: the shared tokens, service tokens and trusted issuers (else made from `apiTokens`). */
+    readonly authenticator?: Authenticator;
+    /** Failed authentications slowed per client (else one of this app's own). */
+    readonly throttle?: FailedAuthThrottle;
+    /** The web UI's sign-in through the organisation's identity provider (--auth-config signIn). */
+    readonly signIn?: SignIn | undefined;
+    /** --public-url: where browsers reach the hub (the sign-in's redirect URI). */
+    readonly publicUrl?: string | undefined;
+    /** Whether the hub serves TLS itself (then browsers are told to keep to it: HSTS). */
+    readonly tls: boolean;
   };
 
 // Describes the API, holds no data: the browsable reference must load it without a token.
@@ -26,6 +43,7 @@ const OPEN_API_DOCUMENT = '/api/v1/openapi.json';
 export function createApiApp(deps: ApiDeps): Hono {
   // Not strict: `/api/docs/` and `/api/docs` are the same page.
   const app = new Hono({ strict: false });
+  app.use(securityHeaders({ tls: deps.tls, docsPath: '/api/docs', dataPaths: ['/api/v1', '/healthz', '/readyz', '/metrics'] }));
   app.use(async (c, next) => {
     const stop = deps.metrics.httpRequestSeconds.startTimer({ method: c.req.method });
     await next();
@@ -33,20 +51,19 @@ export function createApiApp(deps: ApiDeps): Hono {
     stop({ route: c.req.routePath, status: String(c.res.status) });
   });
   app.route('/', healthRoutes(deps));
-  const tokens = deps.apiTokens;
-  if (tokens !== undefined) {
-    app.use(
-      '/api/v1/*',
-      bearerAuth({
-        tokens,
-        exempt: (c) => c.req.path === OPEN_API_DOCUMENT,
-        refuse: (c) => {
-          c.header('www-authenticate', 'Bearer realm="kalypso-hub"');
-          return c.json(errorBody('unauthorized', 'missing or wrong bearer token: send authorization: Bearer <token>'), 401);
-        },
-      }),
-    );
-  }
+  const authenticator = deps.authenticator ?? new Authenticator({ apiTokens: deps.apiTokens });
+  const signIn = deps.signIn;
+  app.use(
+    '/api/v1/*',
+    apiAccess({
+      authenticator,
+      throttle: deps.throttle ?? new FailedAuthThrottle(),
+      metrics: deps.metrics,
+      log: deps.log,
+      ...(signIn === undefined ? {} : { session: (c) => signIn.sealer.openPrincipal(getCookie(c, SESSION_COOKIE)), signInPath: SIGN_IN_PATH }),
+      exempt: (c) => c.req.path === OPEN_API_DOCUMENT,
+    }),
+  );
   // Until the schema is migrated the reports have no tables to read: say why, as a retryable 503.
   app.use('/api/v1/*', async (c, next) => {
     if (!deps.database.migrated) {
@@ -58,6 +75,9 @@ export function createApiApp(deps: ApiDeps): Hono {
   });
   app.route('/api/v1', createApiV1(deps));
   app.route('/api/docs', apiDocsRoutes());
+  if (signIn !== undefined) app.route('/auth', signInRoutes({ signIn, authenticator, publicUrl: deps.publicUrl, log: deps.log }));
+  // Without a sign-in nobody is signed in: the UI asks on every page, and is told so.
+  else app.get('/auth/session', (c) => c.json({ signedIn: false }));
   app.route('/', uiRoutes());
   app.notFound((c) => uiNotFound(c) ?? c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
   app.onError(handleApiError(deps.log, deps.database));

@@ -27,6 +27,10 @@ export interface HubMetrics {
    */
   readonly rolloutRefreshLastRun: Gauge;
   readonly summaryRefreshLastRun: Gauge;
+  /** Requests let in, by door, the role that let them in and how the caller proved who it is. */
+  readonly admittedRequests: Counter<'door' | 'role' | 'via'>;
+  /** Requests refused, by door and reason (missing, unknown_token, expired, audience, forbidden, …). */
+  readonly refusedRequests: Counter<'door' | 'reason'>;
 }
 
 export function createHubMetrics(options: { processMetrics: boolean }): HubMetrics {
@@ -39,6 +43,25 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
     ...storeWriteMetrics(registry),
     httpRequestSeconds: httpRequestMetric(registry),
     ...refreshMetrics(registry),
+    ...accessMetrics(registry),
+  };
+}
+
+/** Who is let in and who is not: per role, never per token or subject (those are in the access log). */
+function accessMetrics(registry: Registry): Pick<HubMetrics, 'admittedRequests' | 'refusedRequests'> {
+  return {
+    admittedRequests: new Counter({
+      name: 'kalypso_admitted_requests_total',
+      help: 'Requests let in, by door (api, ingest), the role that granted them (anonymous where the door is open) and how the caller proved who it is (token, oidc, session, anonymous).',
+      labelNames: ['door', 'role', 'via'],
+      registers: [registry],
+    }),
+    refusedRequests: new Counter({
+      name: 'kalypso_refused_requests_total',
+      help: 'Requests refused, by door and reason: missing, unknown_token, untrusted_issuer, expired, audience, signature, invalid_token, issuer_unreachable (401) or forbidden (403).',
+      labelNames: ['door', 'reason'],
+      registers: [registry],
+    }),
   };
 }
 

@@ -1,6 +1,8 @@
 // Serves the web UI: one HTML shell for every page path, the stylesheet, and the browser modules.
 // The modules are TypeScript in src/ui/app, served as JavaScript with their types stripped by
-// Node itself (node:module stripTypeScriptTypes) — no bundler, no build step, no CDN.
+// Node itself (node:module stripTypeScriptTypes) — no bundler, no build step, no CDN. Nothing in the
+// page is inline, so that it runs under a Content-Security-Policy of `script-src 'self'`
+// (src/security/security-headers.ts).
 import { readFile } from 'node:fs/promises';
 import { stripTypeScriptTypes } from 'node:module';
 import path from 'node:path';
@@ -9,12 +11,15 @@ import { type Context, Hono } from 'hono';
 
 const APP_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'app');
 /**
- * Browser modules the UI imports by bare name (an import map in the shell points them here):
- * idiomorph updates a page in place on refresh, so focus, scroll and a selection survive it.
+ * Browser modules the UI imports by bare name, and the path each is served at: idiomorph updates a
+ * page in place on refresh, so focus, scroll and a selection survive it. An import map would say
+ * the same, but browsers take import maps inline only, and the page keeps to no inline script: the
+ * names are rewritten to these paths as the modules are served (withVendorPaths).
  */
-const VENDOR: Record<string, string> = {
-  'idiomorph.js': fileURLToPath(import.meta.resolve('idiomorph')),
+const VENDOR: Record<string, { readonly path: string; readonly file: string }> = {
+  idiomorph: { path: '/ui/vendor/idiomorph.js', file: fileURLToPath(import.meta.resolve('idiomorph')) },
 };
+const VENDOR_FILES = new Map(Object.values(VENDOR).map((vendor) => [vendor.path.slice('/ui/vendor/'.length), vendor.file]));
 export const UI_PAGES = ['/', '/hosts', '/hosts/:host', '/history', '/drift', '/rollout', '/delivery', '/notifications'] as const;
 
 const SHELL = `<!doctype html>
@@ -25,7 +30,6 @@ const SHELL = `<!doctype html>
   <title>Kalypso Observability Hub</title>
   <link rel="icon" href="data:,">
   <link rel="stylesheet" href="/ui/styles.css">
-  <script type="importmap">{ "imports": { "idiomorph": "/ui/vendor/idiomorph.js" } }</script>
   <script type="module" src="/ui/app/main.ts"></script>
 </head>
 <body>
@@ -43,6 +47,7 @@ const SHELL = `<!doctype html>
       <a href="/api/docs" target="_blank" rel="noopener">API</a>
     </nav>
     <div class="refresh" id="refresh"></div>
+    <div class="session" id="session"></div>
   </header>
   <main id="app" tabindex="-1"><p>Loading…</p></main>
 </body>
@@ -62,7 +67,7 @@ export function uiRoutes(): Hono {
   const modules = new Map<string, string>();
   for (const page of UI_PAGES) app.get(page, (c) => c.html(SHELL));
   app.get('/ui/vendor/:module', async (c) => {
-    const file = VENDOR[c.req.param('module')];
+    const file = VENDOR_FILES.get(c.req.param('module'));
     if (file === undefined) return c.notFound();
     c.header('content-type', 'text/javascript; charset=utf-8');
     c.header('cache-control', 'no-cache');
@@ -80,7 +85,7 @@ export function uiRoutes(): Hono {
     if (code === undefined) {
       const source = await readFile(path.join(APP_DIR, relative), 'utf8').catch(() => undefined);
       if (source === undefined) return c.notFound();
-      code = stripTypeScriptTypes(source, { mode: 'strip' });
+      code = withVendorPaths(stripTypeScriptTypes(source, { mode: 'strip' }));
       modules.set(relative, code);
     }
     c.header('content-type', 'text/javascript; charset=utf-8');
@@ -88,4 +93,15 @@ export function uiRoutes(): Hono {
     return c.body(code);
   });
   return app;
+}
+
+/**
+ * The module's static imports of a vendored package by its bare name (`from 'idiomorph'`), pointed
+ * at the path the hub serves it at. Other specifiers are the UI's own relative paths and stay.
+ */
+export function withVendorPaths(code: string): string {
+  return code.replace(/(\bfrom\s*|\bimport\s*)(['"])([^'"./][^'"]*)\2/g, (whole, lead: string, quote: string, name: string) => {
+    const vendor = VENDOR[name];
+    return vendor === undefined ? whole : `${lead}${quote}${vendor.path}${quote}`;
+  });
 }

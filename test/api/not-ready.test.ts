@@ -24,6 +24,7 @@ describe('API before migrations', () => {
       shutdown: new AbortController().signal,
       clock: () => new Date(),
       apiTokens: undefined,
+      tls: false,
     });
     const response = await app.request('/api/v1/environments');
     expect(response.status).toBe(503);

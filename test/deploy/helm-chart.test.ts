@@ -51,6 +51,7 @@ const CASES = {
   'Argo CD on': { argocd: { enabled: true }, kube: { clusterName: 'aks-hub' } },
   'ingress on': { ingress: { enabled: true, className: 'nginx', hosts: [{ host: 'kalypso.example.com' }], tls: [{ secretName: 'kalypso-ingress-tls', hosts: ['kalypso.example.com'] }] } },
   'tokens from a Secret': { auth: { existingSecret: 'kalypso-hub-tokens' } },
+  identities: { auth: { serviceTokensSecret: 'kalypso-service-tokens', configSecret: 'kalypso-auth' } },
   'HA with 3 replicas': { replicaCount: 3 },
   autoscaling: { autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 8 } },
   TLS: { tls: { existingSecret: 'kalypso-hub-tls' }, metrics: { serviceMonitor: { enabled: true } } },
@@ -436,6 +437,22 @@ describe('helm template, case by case', () => {
     expect(hubEnv(objects, 'KALYPSO_INGEST_TOKEN').valueFrom.secretKeyRef).toEqual({ name: 'kalypso-hub-tokens', key: 'ingest' });
     expect(hubEnv(objectsOf('defaults'), 'KALYPSO_API_TOKEN')).toBeUndefined();
     expect(rendered.get('tokens from a Secret')!.notes).toContain('key ingest of Secret kalypso-hub-tokens');
+  });
+
+  it('identities: the service-token file and the auth config from Secrets, mounted whole and named to the hub', async () => {
+    const objects = objectsOf('identities');
+    await checkConsistent(objects, ['kalypso-service-tokens', 'kalypso-auth']);
+    const pod = hubPod(objects);
+    for (const [volume, secret, variable, file] of [
+      ['service-tokens', 'kalypso-service-tokens', 'KALYPSO_SERVICE_TOKENS', 'tokens.yaml'],
+      ['auth-config', 'kalypso-auth', 'KALYPSO_AUTH_CONFIG', 'auth.yaml'],
+    ] as const) {
+      const mount = hubContainer(objects).volumeMounts.find((candidate: { name: string }) => candidate.name === volume);
+      expect(mount.subPath, 'an edited Secret reaches the pod only without subPath').toBeUndefined();
+      expect(pod.volumes.find((candidate: { name: string }) => candidate.name === volume).secret.secretName).toBe(secret);
+      expect(hubEnv(objects, variable).value).toBe(`${mount.mountPath}/${file}`);
+    }
+    expect(hubEnv(objectsOf('defaults'), 'KALYPSO_SERVICE_TOKENS')).toBeUndefined();
   });
 
   it('HA with 3 replicas: spread over nodes, a disruption budget, one Lease for the leader', async () => {

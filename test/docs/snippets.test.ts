@@ -24,6 +24,8 @@ import { loadNotifications } from '../../src/notify/notifications-file.ts';
 import { loadChannels } from '../../src/notify/notifications.ts';
 import { signature } from '../../src/notify/providers/webhook.ts';
 import { resolveHubConfig } from '../../src/settings.ts';
+import { loadAuthConfig } from '../../src/security/auth-config-file.ts';
+import { parseServiceTokens } from '../../src/security/service-tokens-file.ts';
 import { startBanner } from '../../src/cli/start-banner.ts';
 import { normalizeDescriptorSpec } from '../../src/normalize/deployment-descriptor.ts';
 import { parseResourceGraphSpec } from '../../src/normalize/kube-resources.ts';
@@ -645,6 +647,21 @@ const CASES: Record<string, Case> = {
     expect((await readdir(path.join(grafana, 'alerting'))).sort()).toEqual(['kalypso-alerts.yaml', 'kalypso-contact-point.yaml']);
     const rules = YAML.parse(await readFile(path.join(grafana, 'alerting/kalypso-alerts.yaml'), 'utf8'));
     expect(rules.groups[0].rules[0].notification_settings.receiver).toBe(CONTACT_POINT);
+  },
+  'security-service-tokens': (block) => {
+    const tokens = parseServiceTokens('service-tokens.yaml', block.content);
+    expect(tokens.map((token) => [token.name, [...token.roles], token.workspaces])).toEqual([
+      ['gate-app-a', ['pipeline'], ['payments']],
+      ['edge-collectors', ['ingest'], 'all'],
+      ['grafana-team-a', ['viewer'], ['billing', 'payments']],
+    ]);
+  },
+  'security-auth-config': async (block) => {
+    const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'kalypso-auth-')), 'auth.yaml');
+    await writeFile(file, block.content);
+    const config = await loadAuthConfig(file);
+    expect(config.issuers.map((issuer) => issuer.issuer)).toEqual(['https://token.actions.githubusercontent.com', 'https://login.microsoftonline.com/<tenant>/v2.0']);
+    expect(config.clockTolerance).toBe(60_000);
   },
   'alerts-thresholds': async (block) => {
     const direct = await env.asReader(async (client) => (await client.query(block.content)).rows);

@@ -137,6 +137,17 @@ describe('OTLP over TLS with the ingest token', () => {
   });
 });
 
+describe('security headers over TLS', () => {
+  it('tells browsers to keep to HTTPS (HSTS) on the UI, the API and OTLP/HTTP', async () => {
+    for (const url of [`${api}/`, `${api}/api/v1/environments`, `https://127.0.0.1:${hub.ports.otlpHttp}/v1/logs`]) {
+      const response = await fetch(url, { method: url.endsWith('/v1/logs') ? 'POST' : 'GET' });
+      await response.arrayBuffer();
+      expect(response.headers.get('strict-transport-security'), url).toBe('max-age=31536000');
+      expect(response.headers.get('x-content-type-options'), url).toBe('nosniff');
+    }
+  });
+});
+
 describe('certificate renewal', () => {
   it('serves a renewed certificate on new connections of every port, without a restart', async () => {
     const before = await httpsGet(`${api}/healthz`, suiteCa);

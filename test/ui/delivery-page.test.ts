@@ -31,7 +31,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
-import { artifactPath, launchBrowser } from '../support/browser.ts';
+import { artifactPath, launchBrowser, type PageGlobals } from '../support/browser.ts';
 import { CART, DELIVERY_STALE_AFTER_MS, type DeliveryEvent, deliveryLogSpec, descriptor, state, WEB } from '../support/delivery-fleet.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -119,8 +119,10 @@ const tile = (metric: string) =>
 const tileValue = async (metric: string) => (await tile(metric))[0];
 /** Waits until a tile shows the value (after a navigation the page loads anew); fails naming what it shows. */
 async function showing(metric: string, value: string): Promise<void> {
-  const selector = JSON.stringify(`.tile[data-metric="${metric}"] .value`);
-  await page.waitForFunction(`document.querySelector(${selector})?.textContent === ${JSON.stringify(value)}`, undefined, { timeout: 10_000 }).catch(() => undefined);
+  const selector = `.tile[data-metric="${metric}"] .value`;
+  await page
+    .waitForFunction(([css, text]) => (globalThis as unknown as PageGlobals).document.querySelector(css)?.textContent === text, [selector, value] as const, { timeout: 10_000 })
+    .catch(() => undefined);
   expect(await tileValue(metric)).toBe(value);
 }
 const rows = (table: string) => page.$$eval(`table.${table} tbody tr`, (elements) => elements.map((row) => [...row.children].map((cell) => cell.textContent)));
@@ -219,7 +221,9 @@ describe('delivery page', () => {
     const until = await page.locator('p.window').getAttribute('data-until');
     await page.click('figure[data-chart="leadTime"] summary');
     // The page refreshes every 10 s, moving its window along.
-    await page.waitForFunction(`document.querySelector('p.window')?.getAttribute('data-until') !== ${JSON.stringify(until)}`, undefined, { timeout: 15_000 });
+    await page.waitForFunction((before) => (globalThis as unknown as PageGlobals).document.querySelector('p.window')?.getAttribute('data-until') !== before, until, {
+      timeout: 15_000,
+    });
     expect(await page.$$eval('.trends details', (all) => all.map((details) => details.hasAttribute('open')))).toEqual([false, false, true, false]);
   }, 30_000);
 

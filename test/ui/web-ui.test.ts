@@ -4,7 +4,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
-import { artifactPath, launchBrowser } from '../support/browser.ts';
+import { artifactPath, launchBrowser, type PageGlobals } from '../support/browser.ts';
 import { stateLog } from '../support/kalypso-logs.ts';
 import { CART, endpointOf, type FleetBuilder, writeKnownFleet } from '../support/known-fleet.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs } from '../support/otlp-client.ts';
@@ -161,7 +161,7 @@ describe('hosts', () => {
     await page.selectOption('select[name="status"]', 'stale');
     await page.click('form.filters button[type="submit"]');
     await page.waitForURL(`${base}/hosts?status=stale`);
-    await page.waitForFunction("document.querySelectorAll('table.hosts tbody tr').length === 2");
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelectorAll('table.hosts tbody tr').length === 2);
     expect(await page.$$eval('table.hosts tbody tr', (rows) => rows.map((row) => row.getAttribute('data-host')))).toEqual(['prod-3', 'staging-1']);
   });
 
@@ -190,7 +190,7 @@ describe('drift', () => {
     expect(await page.locator('table.drift tbody tr').first().textContent()).toContain('1h 0m');
     await page.screenshot({ path: await artifactPath('drift'), fullPage: true });
     await page.goto(`${base}/drift?environment=dev`);
-    await page.waitForFunction("document.querySelectorAll('table.drift tbody tr').length === 2");
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelectorAll('table.drift tbody tr').length === 2);
   });
 });
 
@@ -208,7 +208,9 @@ describe('rollout', () => {
     ]);
     expect((await exportLogs(exporter, records)).code).toBe(ExportResultCode.SUCCESS);
     await exporter.shutdown();
-    await page.waitForFunction("document.querySelector('.verdict')?.textContent?.startsWith('Rolled out') === true", undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelector('.verdict')?.textContent?.startsWith('Rolled out') === true, undefined, {
+      timeout: 10_000,
+    });
     expect(await page.locator('.verdict').textContent()).toContain('2/2 succeeded');
     expect(await page.locator('tr[data-host="dev-2"]').getAttribute('data-status')).toBe('success');
   });

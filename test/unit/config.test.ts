@@ -109,6 +109,7 @@ describe('resolveConfig', () => {
         ['../../src/sources/otlp/otlp-settings.ts', 'OTLP_SETTINGS'],
         ['../../src/api/api-settings.ts', 'API_SETTINGS'],
         ['../../src/security/tls-settings.ts', 'TLS_SETTINGS'],
+        ['../../src/security/identity-settings.ts', 'IDENTITY_SETTINGS'],
         ['../../src/sources/kube/kube-settings.ts', 'KUBE_SETTINGS'],
         ['../../src/sources/resource-graph/resource-graph-settings.ts', 'RESOURCE_GRAPH_SETTINGS'],
         ['../../src/demo/demo-settings.ts', 'DEMO_SETTINGS'],

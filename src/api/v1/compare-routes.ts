@@ -6,6 +6,7 @@ import { compare, MAX_COMPARE_ENVIRONMENTS } from '../../contract/routes/compare
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { decodeTargetCursor, encodeTargetCursor } from '../../store/reports/target-deployments.ts';
 import { cursorParam } from './schemas.ts';
+import { WorkspaceScope } from './workspace-scope.ts';
 
 export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(compare, async (c) => {
@@ -15,20 +16,22 @@ export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     if (names.length > MAX_COMPARE_ENVIRONMENTS) {
       throw new ApiError(400, 'invalid_parameter', `environments: at most ${MAX_COMPARE_ENVIRONMENTS} environments`);
     }
+    const scope = WorkspaceScope.of(c, deps);
     for (const name of names) {
       if (!(await environmentExists(deps.db, name))) throw new ApiError(404, 'not_found', `environment ${JSON.stringify(name)} not found`);
+      await scope?.requireEnvironment(name);
     }
     const after = cursorParam(query.cursor, decodeTargetCursor);
     const page = await compareReport(deps.db, reportContext(deps), names, {
       limit: query.limit,
       after,
-      workspace: query.workspace,
+      workspace: scope === undefined ? query.workspace : scope.workspaceFilter(query.workspace),
       application: query.application,
     });
     return c.json(
       {
         environments: names,
-        items: page.items,
+        items: scope === undefined ? page.items : scope.rows(page.items),
         nextCursor: page.next === null ? null : encodeTargetCursor(page.next),
       },
       200,

@@ -12,6 +12,7 @@ import { deploymentState } from '../../contract/routes/deployment-state.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { cursorParam, durationParamMs } from './schemas.ts';
 import { API_TUNING } from '../api-settings.ts';
+import { WorkspaceScope } from './workspace-scope.ts';
 
 export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(deploymentState, async (c) => {
@@ -25,6 +26,9 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     if ('environment' in scope && !(await environmentExists(deps.db, scope.environment))) {
       throw new ApiError(404, 'not_found', `environment ${JSON.stringify(scope.environment)} not found`);
     }
+    // Before the commit is resolved: an unknown prefix's answer lists candidates.
+    const workspaces = WorkspaceScope.of(c, deps);
+    if (workspaces !== undefined) await ('environment' in scope ? workspaces.requireEnvironment(scope.environment) : workspaces.requireEndpoint(scope.endpoint));
     const resolved = await resolveCommit(deps.db, scope, query.commit);
     if (!resolved.ok) throw new ApiError(400, 'invalid_parameter', `commit: ${resolved.reason}`);
     const commit = resolved.value;
@@ -32,6 +36,9 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
       limit: query.limit,
       after: cursorParam(query.cursor, decodeSubscriberCursor),
       targetsAfter: cursorParam(query.targetsCursor, decodeTargetCursor, 'targetsCursor'),
+      // A scoped caller's gate is restricted in its queries (its targets, their subscribers) before
+      // counting and paging: counts over all of its subscribers, full pages, consistent cursors.
+      workspaces: workspaces === undefined ? undefined : [...workspaces.workspaces],
     };
     const read = async (): Promise<{ answer: RolloutState; endpoints: readonly string[] }> => {
       if ('environment' in scope) return await environmentGateReport(deps.db, reportContext(deps), scope.environment, commit, page);

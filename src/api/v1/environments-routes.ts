@@ -6,10 +6,12 @@ import { ApiError } from '../api-error.ts';
 import { listEnvironments, environmentState } from '../../contract/routes/environments.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
 import { cursorParam } from './schemas.ts';
+import { WorkspaceScope } from './workspace-scope.ts';
 
 export function environmentsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(listEnvironments, async (c) => {
-    const items = await environmentsReport(deps.db, reportContext(deps));
+    const scope = WorkspaceScope.of(c, deps);
+    const items = await environmentsReport(deps.db, reportContext(deps), scope === undefined ? undefined : [...scope.workspaces]);
     return c.json({ items }, 200);
   });
 
@@ -20,9 +22,11 @@ export function environmentsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     if (!(await environmentExists(deps.db, environment))) {
       throw new ApiError(404, 'not_found', `environment ${JSON.stringify(environment)} not found`);
     }
+    const scope = WorkspaceScope.of(c, deps);
+    await scope?.requireEnvironment(environment);
     const page = await environmentStateReport(deps.db, reportContext(deps), environment, { limit, after });
     return c.json(
-      { environment, items: page.items, nextCursor: page.next === null ? null : encodeTargetCursor(page.next), totals: page.totals },
+      { environment, items: scope === undefined ? page.items : scope.rows(page.items), nextCursor: page.next === null ? null : encodeTargetCursor(page.next), totals: page.totals },
       200,
     );
   });

@@ -3,10 +3,12 @@ import { hostsReport, hostStateReport } from '../../store/reports/hosts-report.t
 import { ApiError } from '../api-error.ts';
 import { listHosts, hostState } from '../../contract/routes/hosts.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
+import { WorkspaceScope } from './workspace-scope.ts';
 
 export function hostsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(listHosts, async (c) => {
     const query = c.req.valid('query');
+    const scope = WorkspaceScope.of(c, deps);
     const page = await hostsReport(deps.db, reportContext(deps), {
       environment: query.environment,
       status: query.status,
@@ -16,12 +18,14 @@ export function hostsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
       after: query.cursor,
       limit: query.limit,
     });
-    return c.json(page, 200);
+    return c.json(scope === undefined ? page : { ...page, items: await scope.hosts(page.items) }, 200);
   });
 
   app.openapi(hostState, async (c) => {
     const { host } = c.req.valid('param');
-    const state = await hostStateReport(deps.db, reportContext(deps), host);
+    const scope = WorkspaceScope.of(c, deps);
+    const found = await hostStateReport(deps.db, reportContext(deps), host);
+    const state = found === undefined || scope === undefined ? found : scope.hostState(found);
     if (state === undefined) throw new ApiError(404, 'not_found', `host ${JSON.stringify(host)} not found`);
     return c.json(state, 200);
   });

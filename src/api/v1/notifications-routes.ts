@@ -3,6 +3,7 @@ import { notifications } from '../../contract/routes/notifications.ts';
 import { channelQueues, undeliveredMessages } from '../../store/reports/notifications-report.ts';
 import { isoTimeOrNull } from '../../store/reports/report-context.ts';
 import type { ApiV1Deps } from './api-deps.ts';
+import { WorkspaceScope } from './workspace-scope.ts';
 
 export function notificationsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(notifications, async (c) => {
@@ -21,6 +22,8 @@ export function notificationsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
         pauseReason: queue?.pauseReason ?? null,
       };
     });
-    return c.json({ publicUrl: deps.notifications.publicUrl ?? null, channels, items: items.map(({ id: _id, key: _key, ...item }) => item) }, 200);
+    const answer = { publicUrl: deps.notifications.publicUrl ?? null, channels, items: items.map(({ id: _id, key: _key, ...item }) => item) };
+    const scope = WorkspaceScope.of(c, deps);
+    return c.json(scope === undefined ? answer : scope.notifications(answer), 200);
   });
 }

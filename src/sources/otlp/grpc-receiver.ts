@@ -3,10 +3,10 @@
 // UNKNOWN or INTERNAL, which collectors treat as permanent and drop.
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../../log/logger.ts';
-import { bearerTokenMatches } from '../../security/bearer-token.ts';
 import type { TlsFiles } from '../../security/tls-files.ts';
 import { walkLogsProtobuf } from './decode-protobuf.ts';
 import type { ExportOutcome, LogsExport } from './logs-export.ts';
+import type { IngestGate } from './otlp-access.ts';
 import { LOGS_EXPORT_PATH, otlpTypes } from './otlp-proto.ts';
 import { RETRY_LATER_SECONDS } from '../../store/retry-policy.ts';
 
@@ -14,11 +14,18 @@ export interface GrpcReceiverOptions {
   readonly host: string;
   readonly port: number;
   readonly maxMessageBytes: number;
-  readonly tokens: readonly string[] | undefined;
+  /** Who may export; undefined: everyone. */
+  readonly gate: IngestGate | undefined;
   readonly tls: TlsFiles | undefined;
 }
 
 const passThrough = (bytes: Buffer): Buffer => bytes;
+
+/** `ipv4:1.2.3.4:5678` / `ipv6:[::1]:5678` / `1.2.3.4:5678` → the address alone (the throttle's key). */
+function peerAddress(peer: string): string {
+  const bare = peer.replace(/^ipv[46]:/, '');
+  return bare.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+}
 
 const logsService: grpc.ServiceDefinition = {
   Export: {
@@ -45,18 +52,25 @@ export class GrpcReceiver {
       'grpc.max_send_message_length': 4 * 1024 * 1024,
     });
     const handler: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
-      if (options.tokens !== undefined) {
-        const header = call.metadata.get('authorization')[0];
-        if (!bearerTokenMatches(typeof header === 'string' ? header : undefined, options.tokens)) {
-          callback({ code: grpc.status.UNAUTHENTICATED, details: 'missing or wrong bearer token' });
-          return;
-        }
-      }
-      logsExport
-        .export('grpc', { bytes: call.request.length, encoding: 'protobuf' }, (visitor) => walkLogsProtobuf(call.request, visitor))
-        .then((outcome) => answer(outcome, callback))
+      const exported = (): void => {
+        logsExport
+          .export('grpc', { bytes: call.request.length, encoding: 'protobuf' }, (visitor) => walkLogsProtobuf(call.request, visitor))
+          .then((outcome) => answer(outcome, callback))
+          .catch((error: unknown) => {
+            log.error({ err: error }, 'OTLP/gRPC export failed');
+            answer({ kind: 'unavailable', retryAfterSeconds: RETRY_LATER_SECONDS, message: 'internal error; retry later' }, callback);
+          });
+      };
+      if (options.gate === undefined) return exported();
+      const header = call.metadata.get('authorization')[0];
+      options.gate(typeof header === 'string' ? header : undefined, peerAddress(call.getPeer()), 'grpc')
+        .then((verdict) => {
+          if (verdict.kind === 'admitted') return exported();
+          const code = verdict.kind === 'forbidden' ? grpc.status.PERMISSION_DENIED : grpc.status.UNAUTHENTICATED;
+          callback({ code, details: verdict.message });
+        })
         .catch((error: unknown) => {
-          log.error({ err: error }, 'OTLP/gRPC export failed');
+          log.error({ err: error }, 'OTLP/gRPC authentication failed');
           answer({ kind: 'unavailable', retryAfterSeconds: RETRY_LATER_SECONDS, message: 'internal error; retry later' }, callback);
         });
     };

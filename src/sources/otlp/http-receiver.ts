@@ -4,15 +4,20 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 import type { Logger } from '../../log/logger.ts';
-import { bearerAuth } from '../../security/bearer-auth.ts';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { dataHeaders } from '../../security/security-headers.ts';
 import { encodingFor, mediaTypeOf, type OtlpHttpEncoding } from './http-encodings.ts';
 import type { ExportOutcome, LogsExport } from './logs-export.ts';
+import type { IngestGate } from './otlp-access.ts';
 import { RETRY_LATER_SECONDS } from '../../store/retry-policy.ts';
 import { BodyEncodingError, BodyTooLargeError, readBody, SUPPORTED_ENCODINGS } from './read-body.ts';
 
 export interface HttpReceiverOptions {
   readonly maxBodyBytes: number;
-  readonly tokens: readonly string[] | undefined;
+  /** Who may export; undefined: everyone. */
+  readonly gate: IngestGate | undefined;
+  /** Whether the port serves TLS (then HSTS is sent). */
+  readonly tls: boolean;
 }
 
 type OtlpHttp = { Variables: { encoding: OtlpHttpEncoding; contentEncoding: string; declaredBytes: number } };
@@ -24,8 +29,9 @@ const INVALID_ARGUMENT = 3;
 const RESOURCE_EXHAUSTED = 8;
 const UNAVAILABLE = 14;
 const UNAUTHENTICATED = 16;
+const PERMISSION_DENIED = 7;
 
-type ErrorStatus = 400 | 401 | 413 | 503;
+type ErrorStatus = 400 | 401 | 403 | 413 | 503;
 
 function reply(c: OtlpContext, status: 200 | ErrorStatus, body: Uint8Array, headers: Record<string, string> = {}): Response {
   return new Response(body, { status, headers: { 'content-type': c.var.encoding.contentType, ...headers } });
@@ -116,12 +122,29 @@ const exportLogs =
     }
   };
 
+/** The token step: 401 without a good credential, 403 with one that lacks the ingest role. */
+function admitExport(gate: IngestGate): Step {
+  return async (c, next) => {
+    const verdict = await gate(c.req.header('authorization'), clientAddress(c), 'http');
+    if (verdict.kind === 'unauthenticated') return errorReply(c, 401, UNAUTHENTICATED, verdict.message);
+    if (verdict.kind === 'forbidden') return errorReply(c, 403, PERMISSION_DENIED, verdict.message);
+    await next();
+    return undefined;
+  };
+}
+
+function clientAddress(c: OtlpContext): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'local';
+  }
+}
+
 export function createOtlpHttpApp(logsExport: LogsExport, options: HttpReceiverOptions, log: Logger): Hono<OtlpHttp> {
   const app = new Hono<OtlpHttp>();
-  const authenticate: Step[] =
-    options.tokens === undefined
-      ? []
-      : [bearerAuth<OtlpHttp>({ tokens: options.tokens, refuse: (c) => errorReply(c, 401, UNAUTHENTICATED, 'missing or wrong bearer token') })];
+  app.use(dataHeaders(options.tls));
+  const authenticate: Step[] = options.gate === undefined ? [] : [admitExport(options.gate)];
   app.post(
     '/v1/logs',
     negotiateEncoding,

@@ -1,6 +1,7 @@
 // The OTLP receiver's settings (ports, ingest tokens, request limits), the numbers that shape its
 // write path, and its options made from both.
 import { port, positiveInteger, size, tokens } from '../../config/setting-parsers.ts';
+import type { OtlpAccess } from './otlp-access.ts';
 import type { ConfigOf, Setting } from '../../config/setting.ts';
 import type { HTTP_SETTINGS } from '../../http/http-settings.ts';
 import { DEFAULT_OTLP_LIMITS } from '../../normalize/otlp-limits.ts';
@@ -101,7 +102,7 @@ export type OtlpConfig = ConfigOf<typeof OTLP_SETTINGS & Pick<typeof HTTP_SETTIN
 /** The receiver's options from the hub's settings; `tls` and `decodeMemoryBytes` come from the hub. */
 export function otlpOptionsFrom(
   config: OtlpConfig,
-  from: { readonly tls: TlsFiles | undefined; readonly decodeMemoryBytes: number | undefined },
+  from: { readonly tls: TlsFiles | undefined; readonly decodeMemoryBytes: number | undefined; readonly access?: OtlpAccess | undefined },
 ): OtlpSourceOptions {
   return {
     host: config.listenHost,
@@ -114,6 +115,7 @@ export function otlpOptionsFrom(
       maxAttributeValueLength: config.maxAttributeValueLength,
     },
     tokens: config.ingestToken,
+    access: from.access,
     tls: from.tls,
     decodeMemoryBytes: from.decodeMemoryBytes,
     maxConcurrentWrites: Math.max(1, config.dbPoolSize - OTLP_TUNING.connectionsKeptFromIngest),

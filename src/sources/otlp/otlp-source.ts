@@ -11,6 +11,9 @@ import { DecodeMemory } from './decode-memory.ts';
 import { GroupCommit } from './group-commit.ts';
 import { GrpcReceiver } from './grpc-receiver.ts';
 import { createOtlpHttpApp } from './http-receiver.ts';
+import { ingestGate, type OtlpAccess } from './otlp-access.ts';
+import { Authenticator } from '../../security/authenticator.ts';
+import { FailedAuthThrottle } from '../../security/failed-auth-throttle.ts';
 import { LogsExport } from './logs-export.ts';
 
 export interface OtlpSourceOptions {
@@ -22,6 +25,8 @@ export interface OtlpSourceOptions {
   /** Memory for decoding requests, shared by both transports (default: half the heap). */
   readonly decodeMemoryBytes: number | undefined;
   readonly tokens: readonly string[] | undefined;
+  /** The hub's identities (service tokens, issuers); without it, `tokens` alone decide. */
+  readonly access?: OtlpAccess | undefined;
   /** When set, both receivers speak TLS only. */
   readonly tls: TlsFiles | undefined;
   /** Batches written at once, and batches allowed to wait for a turn before the hub says "overloaded". */
@@ -72,14 +77,16 @@ export class OtlpSource implements Source {
       limits: options.limits,
       decodeMemory,
     });
+    const access = options.access ?? { authenticator: new Authenticator({ ingestTokens: options.tokens }), throttle: new FailedAuthThrottle() };
+    const gate = ingestGate(access, this.#metrics, this.#log);
     this.#grpc = new GrpcReceiver(
       logsExport,
-      { host: options.host, port: options.grpcPort, maxMessageBytes: options.maxRequestBytes, tokens: options.tokens, tls: options.tls },
+      { host: options.host, port: options.grpcPort, maxMessageBytes: options.maxRequestBytes, gate, tls: options.tls },
       this.#log,
     );
     await this.#grpc.listen();
     this.#http = await listenHttp(
-      createOtlpHttpApp(logsExport, { maxBodyBytes: options.maxRequestBytes, tokens: options.tokens }, this.#log),
+      createOtlpHttpApp(logsExport, { maxBodyBytes: options.maxRequestBytes, gate, tls: options.tls !== undefined }, this.#log),
       options.host,
       options.httpPort,
       options.tls,

@@ -18,6 +18,7 @@ import {
   type GatePage,
   gateTarget,
   gateTargets,
+  inWorkspaces,
   isSettled,
   judgeSubscribers,
   pageOfSubscribers,
@@ -69,12 +70,15 @@ export async function environmentGateReport(
 ): Promise<EnvironmentGate> {
   // The targets and the subscribers side by side: each statement picks the judged endpoints by the
   // same rule (a write between the two can make them differ for one answer; the next agrees).
-  const [targets, subscribers] = await Promise.all([
-    gateTargets(db, sql`t.environment = ${environment}`, commit),
-    judgeSubscribers(db, context, judgedEndpoints(environment, commit), commit, page),
+  const [targets, subscribers, carriedInEnvironment] = await Promise.all([
+    gateTargets(db, sql`t.environment = ${environment} AND ${inWorkspaces(page.workspaces)}`, commit),
+    judgeSubscribers(db, context, judgedEndpoints(environment, commit, page.workspaces), commit, page),
+    // A scoped caller's targets are judged as in the unscoped answer: whether any branch has carried
+    // the commit is asked of every target of the environment (judgedEndpoints decides the same way).
+    page.workspaces === undefined ? undefined : environmentCarried(db, environment, commit),
   ]);
   // While no branch has carried the commit, every target is judged (all in progress).
-  const anyCarried = targets.some((target) => target.carried);
+  const anyCarried = carriedInEnvironment ?? targets.some((target) => target.carried);
   const judged = targets.filter((target) => target.carried || !anyCarried);
   const endpointNames = new Map(judged.map((target) => [target.endpoint_id, target.endpoint]));
 
@@ -99,15 +103,30 @@ export async function environmentGateReport(
   };
 }
 
-/** The endpoints of the environment's targets whose branch has carried the commit; all of them while none has (an SQL bigint[]). */
-function judgedEndpoints(environment: string, commit: string): RawBuilder<unknown> {
+/**
+ * The endpoints of the environment's targets whose branch has carried the commit; all of them while
+ * none has (an SQL bigint[]). With `workspaces`, only the endpoints of those workspaces' targets —
+ * whether any branch carried the commit is still asked of every target of the environment.
+ */
+function judgedEndpoints(environment: string, commit: string, workspaces: readonly string[] | undefined): RawBuilder<unknown> {
   return sql`ARRAY(
     WITH scope AS MATERIALIZED (
-      SELECT DISTINCT t.manifests_endpoint_id AS id, ${branchCarried(sql.ref('t.manifests_endpoint_id'), commit)} AS carried
+      SELECT t.manifests_endpoint_id AS id, bool_or(${inWorkspaces(workspaces)}) AS readable,
+             ${branchCarried(sql.ref('t.manifests_endpoint_id'), commit)} AS carried
         FROM deployment_target_named t
        WHERE t.environment = ${environment}
+       GROUP BY t.manifests_endpoint_id
     )
-    SELECT s.id FROM scope s WHERE s.carried OR NOT EXISTS (SELECT 1 FROM scope c WHERE c.carried))`;
+    SELECT s.id FROM scope s WHERE s.readable AND (s.carried OR NOT EXISTS (SELECT 1 FROM scope c WHERE c.carried)))`;
+}
+
+/** Whether the branch of any target of the environment has carried the commit. */
+async function environmentCarried(db: Kysely<HubDatabase>, environment: string, commit: string): Promise<boolean> {
+  const result = await sql<{ carried: boolean }>`
+    SELECT EXISTS (
+      SELECT 1 FROM (SELECT DISTINCT t.manifests_endpoint_id AS id FROM deployment_target_named t WHERE t.environment = ${environment}) e
+       WHERE ${branchCarried(sql.ref('e.id'), commit)}) AS carried`.execute(db);
+  return result.rows[0]?.carried ?? false;
 }
 
 function targetRank(target: GateTarget): number {

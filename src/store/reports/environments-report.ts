@@ -1,5 +1,5 @@
 // "Environments": every environment in promotion order, with its targets, hosts and reconcilers.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Environment } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
@@ -12,26 +12,50 @@ import { countsFromRow, isoTime, type ReportContext, type StatusCountRow, summed
  */
 export const TARGET_ENVIRONMENT_ORDER = sql`t.environment_rank`;
 
-export async function environmentsReport(db: Kysely<HubDatabase>, context: ReportContext): Promise<Environment[]> {
+/**
+ * The deployment targets a report covers (`id`, `environment_id`, `manifests_endpoint_id`,
+ * `current_assignment_id`), and each environment's hosts: all of them, or only the targets of
+ * these workspaces and the hosts that pull their endpoints (a caller scoped to workspaces).
+ */
+function scopedTargets(workspaces: readonly string[] | undefined): { targets: RawBuilder<unknown>; hosts: RawBuilder<unknown> } {
+  if (workspaces === undefined) {
+    return {
+      targets: sql`SELECT id, environment_id, manifests_endpoint_id, current_assignment_id FROM deployment_target`,
+      hosts: sql`SELECT environment_id, count(*)::int AS hosts FROM host_summary, unnest(environment_ids) AS environment_id GROUP BY environment_id`,
+    };
+  }
+  return {
+    targets: sql`SELECT t.id, t.environment_id, t.manifests_endpoint_id, t.current_assignment_id
+                   FROM deployment_target_named t WHERE t.workspace = ANY(${[...workspaces]}::text[])`,
+    hosts: sql`SELECT ee.environment_id, count(DISTINCT s.host_id)::int AS hosts
+                 FROM (SELECT DISTINCT environment_id, manifests_endpoint_id FROM scoped_target) ee
+                 JOIN deployment_state s ON s.manifests_endpoint_id = ee.manifests_endpoint_id
+                GROUP BY ee.environment_id`,
+  };
+}
+
+/** Every environment; for a caller scoped to `workspaces`, those with one of their targets, counted over those alone. */
+export async function environmentsReport(db: Kysely<HubDatabase>, context: ReportContext, workspaces?: readonly string[]): Promise<Environment[]> {
   await summariesCurrent(db, context.asOf);
+  const scoped = scopedTargets(workspaces);
   // A reconciler pulls exactly one endpoint, so an environment's reconcilers are those on its
   // (distinct) endpoints: summing the endpoints' counts (schema/0012) counts each once.
   const rows = await sql<
     { name: string; configured_rank: number | null; targets: number; hosts: number; latest_commit: string | null; latest_assigned_at: Date | null } & StatusCountRow
   >`
-    WITH environment_endpoints AS (
-      SELECT DISTINCT environment_id, manifests_endpoint_id FROM deployment_target
+    WITH scoped_target AS MATERIALIZED (${scoped.targets}),
+    environment_endpoints AS (
+      SELECT DISTINCT environment_id, manifests_endpoint_id FROM scoped_target
     ), per_environment AS (
       SELECT ee.environment_id, ${summedStatusCountColumns('c')}
         FROM environment_endpoints ee JOIN endpoint_status_count c ON c.manifests_endpoint_id = ee.manifests_endpoint_id
        GROUP BY ee.environment_id
-    ), per_environment_hosts AS (
-      SELECT environment_id, count(*)::int AS hosts FROM host_summary, unnest(environment_ids) AS environment_id GROUP BY environment_id
+    ), per_environment_hosts AS (${scoped.hosts}
     ), per_environment_targets AS (
-      SELECT environment_id, count(*)::int AS targets FROM deployment_target GROUP BY environment_id
+      SELECT environment_id, count(*)::int AS targets FROM scoped_target GROUP BY environment_id
     ), latest AS (
       SELECT DISTINCT ON (t.environment_id) t.environment_id, a.gitops_commit_id, a.assigned_at
-        FROM deployment_target t JOIN deployment_assignment a ON a.id = t.current_assignment_id
+        FROM scoped_target t JOIN deployment_assignment a ON a.id = t.current_assignment_id
        ORDER BY t.environment_id, a.assigned_at DESC, a.id DESC
     )
     SELECT e.name, e.configured_rank, coalesce(pt.targets, 0) AS targets,
@@ -43,6 +67,7 @@ export async function environmentsReport(db: Kysely<HubDatabase>, context: Repor
       LEFT JOIN per_environment_hosts ph ON ph.environment_id = e.id
       LEFT JOIN per_environment_targets pt ON pt.environment_id = e.id
       LEFT JOIN latest l ON l.environment_id = e.id
+     ${workspaces === undefined ? sql`` : sql`WHERE pt.targets > 0`}
      ORDER BY e.environment_rank`.execute(db);
   return rows.rows.map((row) => ({
     name: row.name,

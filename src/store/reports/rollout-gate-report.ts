@@ -23,6 +23,17 @@ export interface SubscriberCursor {
 export interface GatePage {
   readonly limit: number | undefined;
   readonly after?: SubscriberCursor | undefined;
+  /**
+   * The workspaces of a scoped caller (issue 39); undefined for all. The gate's own queries keep
+   * only their deployment targets (and, for an environment, the subscribers of those targets'
+   * endpoints), so that counts are over all of the caller's subscribers and pages are full.
+   */
+  readonly workspaces?: readonly string[] | undefined;
+}
+
+/** An SQL condition on `t` (deployment_target_named): the target is in one of `workspaces`; true when undefined. */
+export function inWorkspaces(workspaces: readonly string[] | undefined): RawBuilder<unknown> {
+  return workspaces === undefined ? sql`true` : sql`t.workspace = ANY(${[...workspaces]}::text[])`;
 }
 
 export const STATUS_RANK: Record<EffectiveStatus, number> = { failure: 0, in_progress: 1, stale: 2, success: 3 };
@@ -263,7 +274,7 @@ export async function rolloutGateReport(
 ): Promise<EndpointRolloutState> {
   const [judged, targets] = await Promise.all([
     judgeSubscribers(db, context, sql`ARRAY(SELECT id FROM manifests_endpoint WHERE endpoint = ${endpoint})`, commit, page),
-    gateTargets(db, sql`me.endpoint = ${endpoint}`, commit),
+    gateTargets(db, sql`me.endpoint = ${endpoint} AND ${inWorkspaces(page.workspaces)}`, commit),
   ]);
   // One endpoint: its counts are the only ones.
   const counts = [...judged.counts.values()][0] ?? emptyCounts();

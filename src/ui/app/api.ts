@@ -54,7 +54,7 @@ export async function apiGet<P extends ApiPath>(path: P, params: PathParams<P>, 
     signal: signal ?? null,
     headers: token === null ? {} : { authorization: `Bearer ${token}` },
   });
-  if (response.status === 401) askForApiToken(token !== null);
+  if (response.status === 401) askForApiToken(token !== null, response.headers.get('kalypso-sign-in'));
   const body = (await response.json()) as unknown;
   if (!response.ok) throw new ApiFailure(response.status, (body as Partial<ApiErrorBody>).error?.message ?? response.statusText);
   // The answer's type is the route's: the server's handler is type-checked against the same schema.

@@ -10,6 +10,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Att
   for (const [name, value] of Object.entries(attributes)) {
     if (value === null || value === undefined || value === false) continue;
     if (typeof value === 'function') element.addEventListener(name.replace(/^on/, '').toLowerCase(), value);
+    // Through the CSSOM: the page's Content-Security-Policy refuses style attributes set as markup.
+    else if (name === 'style') element.style.cssText = String(value);
     else if (value === true) element.setAttribute(name, '');
     else element.setAttribute(name, String(value));
   }
@@ -44,12 +46,23 @@ export function updateContent(container: Element, ...children: (Child | Child[])
   const key = hadFocus ? focusKey(focused) : undefined;
   const nodes = children.flat().filter((child): child is Node | string | number => child !== null && child !== undefined && child !== false);
   // Synchronous here (a promise only when it morphs a <head> and waits for its styles).
-  void Idiomorph.morph(container, nodes.map((child) => (child instanceof Node ? child : document.createTextNode(String(child)))), { morphStyle: 'innerHTML' });
+  void Idiomorph.morph(container, nodes.map((child) => (child instanceof Node ? child : document.createTextNode(String(child)))), {
+    morphStyle: 'innerHTML',
+    // Inline styles move through the CSSOM, as h() sets them: the page's Content-Security-Policy
+    // refuses a style attribute written as markup.
+    callbacks: { beforeAttributeUpdated: (attribute: string) => attribute !== 'style', beforeNodeMorphed: copyStyle },
+  });
   if (!hadFocus || focused.isConnected) return;
   // What had focus is gone (its row left the page): the same link if it is elsewhere now, else the
   // page itself — never <body>, from where a keyboard user would start over.
   const again = key === undefined ? null : container.querySelector<HTMLElement>(key);
   (again ?? document.getElementById('app'))?.focus({ preventScroll: true });
+}
+
+function copyStyle(oldNode: Node, newNode: Node): boolean {
+  const styled = (node: Node): node is HTMLElement | SVGElement => node instanceof HTMLElement || node instanceof SVGElement;
+  if (styled(oldNode) && styled(newNode) && oldNode.style.cssText !== newNode.style.cssText) oldNode.style.cssText = newNode.style.cssText;
+  return true;
 }
 
 function focusKey(element: HTMLElement): string | undefined {

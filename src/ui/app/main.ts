@@ -11,6 +11,7 @@ import { mountMatrix } from './pages/matrix-page.ts';
 import { mountNotifications } from './pages/notifications-page.ts';
 import { mountRollout } from './pages/rollout-page.ts';
 import type { Page } from './page.ts';
+import { showSession } from './sign-in.ts';
 import { recordRefresh, resetRefresh, startRefreshing } from './refresh-control.ts';
 
 const routes: [RegExp, (root: HTMLElement, signal: AbortSignal, match: RegExpExecArray) => Page][] = [
@@ -83,7 +84,8 @@ document.addEventListener('click', (event) => {
   if (link === null || link === undefined || event.defaultPrevented || event.button !== 0) return;
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || link.target === '_blank') return;
   const url = new URL(link.href);
-  if (url.origin !== location.origin || url.pathname.startsWith('/api/')) return;
+  // The API and the sign-in (/auth: a redirect to the identity provider) are no pages of the UI.
+  if (url.origin !== location.origin || url.pathname.startsWith('/api/') || url.pathname.startsWith('/auth/')) return;
   event.preventDefault();
   navigate(url.pathname + url.search);
 });
@@ -93,4 +95,5 @@ window.addEventListener('kalypso:signed-in', route);
 window.addEventListener('kalypso:navigate', (event) => navigate((event as CustomEvent<string>).detail));
 
 startRefreshing(document.getElementById('refresh')!, refreshCurrent);
+void showSession(document.getElementById('session')!);
 route();

@@ -1,5 +1,7 @@
-// When the hub requires an API token (--api-token), the UI asks for it once per browser tab and
-// sends it with every request. Kept in sessionStorage: gone when the tab closes, never in a
+// When the hub requires a credential, the UI offers the organisation's sign-in (when the hub has
+// one: --auth-config signIn; the session is then an HttpOnly cookie the page never sees) and asks
+// for a token — the shared API token or a named service token — once per browser tab, sending it
+// with every request. A token is kept in sessionStorage: gone when the tab closes, never in a
 // cookie (so no other site can make the browser send it).
 import { h } from './dom.ts';
 
@@ -9,19 +11,31 @@ export function storedApiToken(): string | null {
   return sessionStorage.getItem(STORAGE_KEY);
 }
 
-/** Shows the token dialog (once, however many requests were refused); a token entered reloads the page's data. */
-export function askForApiToken(wrongToken: boolean): void {
+/** The organisation's sign-in, coming back to this page afterwards. */
+function signInLink(signInPath: string): HTMLElement {
+  const back = `${location.pathname}${location.search}`;
+  return h('p', {}, h('a', { class: 'sign-in-provider', href: `${signInPath}?return=${encodeURIComponent(back)}` }, 'Sign in with your organisation'));
+}
+
+/**
+ * Shows the sign-in dialog (once, however many requests were refused); a token entered reloads the
+ * page's data. `signInPath`: where the hub's sign-in through the identity provider starts, if it has one.
+ */
+export function askForApiToken(wrongToken: boolean, signInPath: string | null = null): void {
   if (document.getElementById('sign-in') !== null) return;
   const input = h('input', { type: 'password', name: 'token', required: true, autocomplete: 'off', 'aria-describedby': 'sign-in-help' });
   const form = h(
     'form',
     { method: 'dialog' },
-    h('h2', {}, 'API token'),
+    h('h2', {}, signInPath === null ? 'API token' : 'Sign in'),
+    signInPath === null ? '' : signInLink(signInPath),
     h(
       'p',
       { id: 'sign-in-help' },
       wrongToken ? 'The hub refused that token. ' : '',
-      'This hub requires a bearer token for its API (its --api-token setting). It is kept for this tab only.',
+      signInPath === null
+        ? 'This hub requires a bearer token for its API (its --api-token setting). It is kept for this tab only.'
+        : 'Or give a bearer token for the API (an API or service token). It is kept for this tab only.',
     ),
     h('label', {}, h('span', {}, 'Token'), input),
     h('button', { type: 'submit' }, 'Sign in'),
@@ -38,4 +52,19 @@ export function askForApiToken(wrongToken: boolean): void {
   document.body.append(dialog);
   dialog.showModal();
   input.focus();
+}
+
+/**
+ * Who is signed in through the identity provider, in the header, with a way out. The session
+ * cookie is HttpOnly: the page asks the hub (/auth/session) rather than read it.
+ */
+export async function showSession(slot: HTMLElement): Promise<void> {
+  const response = await fetch('/auth/session').catch(() => undefined);
+  const session = response?.ok === true ? ((await response.json()) as { signedIn: boolean; name?: string }) : undefined;
+  if (session?.signedIn !== true) return;
+  const signOut = h('button', { type: 'button' }, 'Sign out');
+  signOut.addEventListener('click', () => {
+    void fetch('/auth/logout', { method: 'POST' }).then(() => location.reload());
+  });
+  slot.replaceChildren(h('span', { class: 'who' }, 'Signed in as ', h('strong', {}, session.name ?? '')), signOut);
 }

@@ -37,15 +37,40 @@ export function mountMatrix(root: HTMLElement, signal: AbortSignal): Page {
           return;
         }
         const names = environments.map((environment) => environment.name);
-        const page = await apiGet(
-          '/compare',
-          {},
-          { environments: names.join(','), limit: String(ROWS_PER_PAGE), cursor, workspace, application },
-          signal,
-        );
+        const page =
+          names.length === 1
+            ? await oneEnvironment(names[0]!, { cursor, workspace, application }, signal)
+            : await apiGet('/compare', {}, { environments: names.join(','), limit: String(ROWS_PER_PAGE), cursor, workspace, application }, signal);
         updateContent(content, summary(environments), legend(), matrix(environments, page.items), pager(page.nextCursor, { workspace, application, cursor }));
       }),
   };
+}
+
+/**
+ * The matrix of a fleet (or of a caller's workspaces) in one environment: /compare compares two or
+ * more, so its rows are made from the environment's state, which has the same cells. The workspace
+ * and application filters narrow the rows here.
+ */
+async function oneEnvironment(
+  environment: string,
+  { cursor, workspace, application }: { cursor: string | undefined; workspace: string | undefined; application: string | undefined },
+  signal: AbortSignal,
+): Promise<{ items: CompareRow[]; nextCursor: string | null }> {
+  const state = await apiGet('/environments/{environment}/state', { environment }, { limit: String(ROWS_PER_PAGE), cursor }, signal);
+  const items = state.items
+    .filter((target) => (workspace === undefined || workspace === '' || target.workspace === workspace) && (application === undefined || application === '' || target.application === application))
+    .map(
+      (target): CompareRow => ({
+        workspace: target.workspace,
+        application: target.application,
+        workload: target.workload,
+        deploymentTarget: target.deploymentTarget,
+        environments: { [environment]: { manifestsEndpoint: target.manifestsEndpoint, desired: target.desired, deployed: target.deployed, reconcilers: target.reconcilers } },
+        desiredDiffers: false,
+        deployedDiffers: false,
+      }),
+    );
+  return { items, nextCursor: state.nextCursor };
 }
 
 function summary(environments: Environment[]): HTMLElement {

@@ -1,0 +1,28 @@
+// Who may call the hub beyond the two shared tokens: named service tokens from a file (reloaded when
+// it changes) and the OpenID Connect issuers whose tokens the hub trusts, with the rules that turn
+// their claims into roles and workspaces (and, optionally, the web UI's sign-in).
+import { optionalText } from '../config/setting-parsers.ts';
+import type { Setting } from '../config/setting.ts';
+
+export const IDENTITY_SETTINGS = {
+  serviceTokens: {
+    flag: 'service-tokens',
+    group: 'security',
+    env: ['KALYPSO_SERVICE_TOKENS'],
+    default: undefined,
+    description:
+      'YAML/JSON file of named tokens with roles (`viewer`, `pipeline`, `ingest`, `admin`) and workspaces (docs/security.md). Re-read when it changes: tokens are added, rotated and revoked without a restart. When set, the API and OTLP require a credential.',
+    parse: optionalText,
+    shownDefault: '(none)',
+  } satisfies Setting<string | undefined>,
+  authConfig: {
+    flag: 'auth-config',
+    group: 'security',
+    env: ['KALYPSO_AUTH_CONFIG'],
+    default: undefined,
+    description:
+      'YAML/JSON file naming the trusted OpenID Connect issuers (audience, claim → role and workspace rules) and the web UI sign-in (docs/security.md). When set, the API and OTLP require a credential.',
+    parse: optionalText,
+    shownDefault: '(none)',
+  } satisfies Setting<string | undefined>,
+} as const;

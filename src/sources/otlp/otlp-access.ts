@@ -1,0 +1,40 @@
+// Who may export to the OTLP receivers: the ingest token, a service token or an OIDC identity with
+// the `ingest` (or `admin`) role. Both transports ask the same function with the request's
+// `authorization` header and the client's address; refusals are counted by reason and slowed per
+// client, admissions counted by role (never by token).
+import type { Logger } from '../../log/logger.ts';
+import type { HubMetrics } from '../../metrics/hub-metrics.ts';
+import { admit } from '../../security/admission.ts';
+import type { Authenticator } from '../../security/authenticator.ts';
+import type { FailedAuthThrottle } from '../../security/failed-auth-throttle.ts';
+
+export interface OtlpAccess {
+  readonly authenticator: Authenticator;
+  readonly throttle: FailedAuthThrottle;
+}
+
+export type IngestVerdict = { readonly kind: 'admitted' } | { readonly kind: 'unauthenticated' | 'forbidden'; readonly message: string };
+
+/** Judges one export request; undefined when the door is open (no check at all on the hot path). */
+export type IngestGate = (header: string | undefined, client: string, transport: 'grpc' | 'http') => Promise<IngestVerdict>;
+
+export function ingestGate(access: OtlpAccess, metrics: HubMetrics, log: Logger): IngestGate | undefined {
+  if (!access.authenticator.requires('ingest')) return undefined;
+  return async (header, client, transport) => {
+    const admission = await admit(access.authenticator, 'ingest', 'ingest', header);
+    if (admission.kind === 'admitted') {
+      metrics.admittedRequests.inc({ door: 'ingest', role: admission.role, via: admission.principal.via });
+      log.debug({ transport, who: admission.principal.name, via: admission.principal.via, role: admission.role }, 'OTLP export admitted');
+      return { kind: 'admitted' };
+    }
+    if (admission.kind === 'forbidden') {
+      metrics.refusedRequests.inc({ door: 'ingest', reason: 'forbidden' });
+      log.info({ transport, who: admission.principal.name }, 'OTLP export forbidden');
+      return { kind: 'forbidden', message: admission.message };
+    }
+    metrics.refusedRequests.inc({ door: 'ingest', reason: admission.reason });
+    const delayMs = await access.throttle.failed(client);
+    log.info({ transport, client, reason: admission.reason, delayMs }, 'OTLP export unauthenticated');
+    return { kind: 'unauthenticated', message: admission.reason === 'missing' || admission.reason === 'unknown_token' ? 'missing or wrong bearer token' : admission.message };
+  };
+}
