@@ -1,7 +1,8 @@
 // Grafana scoped to workspaces: kalypso_workspace_reader (schema/0030) gives a team's login a schema
 // of views cut to its workspaces and puts it first on the login's search_path, so the provisioned
 // dashboards run unchanged. Logged in as such a role, no panel of any dashboard shows another
-// workspace's names (the Delivery dashboard's functions are refused: it fails closed); the
+// workspace's names (the Delivery dashboard's functions are refused: it fails closed; State
+// transitions' counts are the team's own function, asking for the team's workspaces only); the
 // unscoped views and the tables are out of its reach.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -88,6 +89,21 @@ describe('per-workspace readers for Grafana', () => {
     expect(rowsSeen).toBeGreaterThan(0);
     const own = await team.query('SELECT DISTINCT workspace FROM kalypso_environment_state');
     expect(own.rows).toEqual([{ workspace: A.workspace }]);
+  });
+
+  it('counts the State transitions panel’s transitions over the team’s workspaces only, whatever the variable asks', async () => {
+    const SUMS = `SELECT coalesce(sum(success), 0) AS success, coalesce(sum(failure), 0) AS failure, coalesce(sum(in_progress), 0) AS in_progress
+                    FROM kalypso_transition_counts($1, $2, NULL, $3::text[], NULL)`;
+    type Sums = { success: string; failure: string; in_progress: string };
+    const numbers = (row: Sums): number[] => [Number(row.success), Number(row.failure), Number(row.in_progress)];
+    const sums = async (client: pg.Client, workspaces: string[] | null): Promise<number[]> =>
+      numbers((await client.query<Sums>(SUMS, [range.from, range.to, workspaces])).rows[0]!);
+    // The fleet: A's two successes, B's failure and B's rollout in progress.
+    expect(numbers((await opened.testDb.query<Sums>(SUMS, [range.from, range.to, null]))[0]!)).toEqual([2, 1, 1]);
+    // The team: All is A's; asking for B gives nothing, asking for both gives A's.
+    expect(await sums(team, null)).toEqual([2, 0, 0]);
+    expect(await sums(team, [B.workspace])).toEqual([0, 0, 0]);
+    expect(await sums(team, [A.workspace, B.workspace])).toEqual([2, 0, 0]);
   });
 
   it('keeps the unscoped views and the tables out of the team’s reach', async () => {

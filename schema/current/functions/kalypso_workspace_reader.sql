@@ -41,6 +41,19 @@ BEGIN
                    own, view_name, home, view_name, home, workspaces);
     EXECUTE format('GRANT SELECT ON %I.%I TO %I', own, view_name, reader);
   END LOOP;
+  -- The transition counts Grafana's State transitions panel reads (schema/0028) are a function over
+  -- every workspace: the team's schema gets its own, which asks the hub's for the team's workspaces
+  -- only (those of the dashboard's variable that are the team's; all of the team's for All). It runs
+  -- with its creator's rights, as the hub's runs with its owner's: the team is granted only this one.
+  EXECUTE format($f$CREATE OR REPLACE FUNCTION %I.kalypso_transition_counts(since timestamptz, until timestamptz,
+                      environments text[] DEFAULT NULL, workspaces text[] DEFAULT NULL, applications text[] DEFAULT NULL)
+                    RETURNS TABLE (bucket timestamptz, success bigint, failure bigint, in_progress bigint)
+                    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = %I AS
+                    $body$ SELECT * FROM %I.kalypso_transition_counts($1, $2, $3,
+                             ARRAY(SELECT w FROM unnest(%L::text[]) AS team(w) WHERE $4 IS NULL OR w = ANY ($4)), $5) $body$ $f$,
+                 own, home, home, workspaces);
+  EXECUTE format('REVOKE EXECUTE ON FUNCTION %I.kalypso_transition_counts(timestamptz, timestamptz, text[], text[], text[]) FROM PUBLIC', own);
+  EXECUTE format('GRANT EXECUTE ON FUNCTION %I.kalypso_transition_counts(timestamptz, timestamptz, text[], text[], text[]) TO %I', own, reader);
   EXECUTE format('CREATE OR REPLACE VIEW %I.kalypso_settings AS SELECT * FROM %I.kalypso_settings', own, home);
   EXECUTE format('GRANT SELECT ON %I.kalypso_settings TO %I', own, reader);
   -- The hub's schema after the team's: its views are shadowed by the team's (and not granted), while
