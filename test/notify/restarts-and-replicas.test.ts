@@ -61,6 +61,11 @@ describe('a hub killed mid-rollout', () => {
     await send(target, clusters.flatMap((cluster) => clusterStates(org, environment, cluster, commit, 'in_progress', workloads)));
     await send(target, clusterStates(org, environment, clusters[0]!, commit, 'success', workloads));
     await waitFor(() => shown(commit, environment).at(-1) === 'pending: 1/2 applied · 1 in progress', 'progress on GitHub', 20_000);
+    // Killed between sends, not in one: a post GitHub shows may not be marked sent yet, and what a
+    // dead hub claimed waits out its 60 s lease (the test of a hub gone mid-send, below).
+    const onItsWay = async (): Promise<number> =>
+      Number((await testDb.query<{ n: string }>('SELECT count(*) AS n FROM notify_outbox WHERE claimed_until IS NOT NULL AND sent_at IS NULL AND failed_at IS NULL'))[0]!.n);
+    await waitFor(async () => (await onItsWay()) === 0, 'the progress marked sent', 20_000);
 
     first.process.kill('SIGKILL');
     await first.exited;
