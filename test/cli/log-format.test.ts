@@ -73,7 +73,9 @@ describe('--log-format', () => {
     } finally {
       await killHub(hub);
     }
-  });
+    // A hub's start and drained shutdown, as the other tests that spawn one allow: 30 s ran out once
+    // in a full run of the suite beside 118 other files.
+  }, 60_000);
 
   it('refuses another format, naming the setting', async () => {
     const result = await runKalypsoHub(['serve', '--log-format', 'yaml']);
