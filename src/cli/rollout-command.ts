@@ -12,6 +12,8 @@ import { shownUrl } from '../http/fetch-failure.ts';
 // The short form the web UI shows, so that a commit copied from either is the same text.
 import { shortCommit } from '../ui/app/format.ts';
 import { type Asked, askHub, isHttpUrl } from './ask-hub.ts';
+import { GATE_MAX_PAGE_SIZE, GATE_PAGE_SIZE } from '../contract/routes/deployment-state.ts';
+import type { RolloutState } from '../contract/answer-types.ts';
 import type { Help } from './help-format.ts';
 import { HELP_ENTRY } from './help-request.ts';
 
@@ -25,47 +27,9 @@ const RETRY_DELAY_MS = 2_000;
  * pipeline log needs, not the 80,000 rows of a large environment. --json keeps the hub's default.
  */
 export const TABLE_LIMIT = 50;
-const MAX_LIMIT = 5_000;
 
-interface Subscriber {
-  host: string;
-  reconciler: string;
-  status: string;
-  statusMessage: string;
-  observedAt: string;
-  appliedCommit: string;
-}
-
-interface TargetAnswer {
-  environment: string;
-  workload: string;
-  deploymentTarget: string;
-  /** The version the commit runs there. */
-  version: string | null;
-  desiredVersion: string | null;
-  total: number;
-  succeeded: number;
-  failed: number;
-  inProgress: number;
-  stale: number;
-}
-
-interface RolloutAnswer {
-  /** One of the two, as asked. */
-  manifestsEndpoint?: string;
-  environment?: string;
-  targets?: TargetAnswer[];
-  /** The targets over every page (environment gate). */
-  targetsTotal?: number;
-  commit: string;
-  total: number;
-  succeeded: number;
-  failed: number;
-  inProgress: number;
-  stale: number;
-  settled: boolean;
-  subscribers: Subscriber[];
-}
+/** The gate's answer, per manifests endpoint or per environment, as the contract gives it. */
+type RolloutAnswer = RolloutState;
 
 export const ROLLOUT_HELP: Help = {
   usage: [
@@ -91,7 +55,7 @@ export const ROLLOUT_HELP: Help = {
         { term: '--token <token>', description: 'Bearer token for the API (default $KALYPSO_API_TOKEN).' },
         {
           term: '--limit <n>',
-          description: `Subscribers (and targets) listed, those holding the rollout up first (default ${TABLE_LIMIT}; with --json the hub's default, 1,000).`,
+          description: `Subscribers (and targets) listed, those holding the rollout up first (default ${TABLE_LIMIT}; with --json the hub's default, ${GATE_PAGE_SIZE.toLocaleString('en')}).`,
         },
         { term: '--json', description: 'Print the hub\'s answer as JSON instead of a table.' },
         HELP_ENTRY,
@@ -160,8 +124,8 @@ function readRolloutRequest(argv: readonly string[], env: NodeJS.ProcessEnv): Ro
   const waitMs = flags.wait === undefined ? 0 : parseDuration(flags.wait);
   if (waitMs === undefined) return { usage: `--wait must be a duration such as 30s or 10m (got ${JSON.stringify(flags.wait)})` };
   const limit = flags.limit === undefined ? (flags.json === true ? undefined : TABLE_LIMIT) : Number(flags.limit);
-  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= MAX_LIMIT)) {
-    return { usage: `--limit must be a whole number from 1 to ${MAX_LIMIT} (got ${JSON.stringify(flags.limit)})` };
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= GATE_MAX_PAGE_SIZE)) {
+    return { usage: `--limit must be a whole number from 1 to ${GATE_MAX_PAGE_SIZE} (got ${JSON.stringify(flags.limit)})` };
   }
   const base = (flags.url ?? env.KALYPSO_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
   if (!isHttpUrl(base)) return { usage: `--url must be an http:// or https:// URL (got ${JSON.stringify(base)})` };
@@ -221,7 +185,7 @@ function askRolloutGate(request: RolloutRequest, waitMs: number): Promise<Asked>
 }
 
 function summary(answer: RolloutAnswer): string {
-  const where = answer.environment === undefined ? `on ${answer.manifestsEndpoint}` : `in environment ${answer.environment}`;
+  const where = 'environment' in answer ? `in environment ${answer.environment}` : `on ${answer.manifestsEndpoint}`;
   return (
     `commit ${answer.commit} ${where}: ${answer.succeeded}/${answer.total} succeeded, ` +
     `${answer.failed} failed, ${answer.inProgress} in progress, ${answer.stale} stale`
@@ -245,14 +209,14 @@ function table(answer: RolloutAnswer): string {
   ]);
   const listed =
     subscribers.length === 0
-      ? `(no reconciler pulls ${answer.environment === undefined ? 'this manifests endpoint' : 'a deployment target of this environment'} yet)`
+      ? `(no reconciler pulls ${'environment' in answer ? 'a deployment target of this environment' : 'this manifests endpoint'} yet)`
       : columns(['HOST', 'RECONCILER', 'STATUS', 'APPLIED', 'SINCE', 'MESSAGE'], subscribers);
   const unlisted = answer.total - subscribers.length;
   const more =
     unlisted > 0
       ? `\n… ${unlisted.toLocaleString('en')} more subscribers not listed (${answer.succeeded.toLocaleString('en')} succeeded in all); --limit lists more, the API pages through every one`
       : '';
-  if (answer.targets === undefined || answer.targets.length === 0) return `${listed}${more}`;
+  if (answer.targets.length === 0) return `${listed}${more}`;
   const targets = answer.targets.map((t) => [
     t.environment,
     t.workload,
@@ -264,7 +228,7 @@ function table(answer: RolloutAnswer): string {
     String(t.inProgress),
     String(t.stale),
   ]);
-  const targetsUnlisted = (answer.targetsTotal ?? targets.length) - targets.length;
+  const targetsUnlisted = ('targetsTotal' in answer ? answer.targetsTotal : targets.length) - targets.length;
   const targetsMore = targetsUnlisted > 0 ? `\n… ${targetsUnlisted.toLocaleString('en')} more targets not listed` : '';
   return `${columns(['ENVIRONMENT', 'WORKLOAD', 'TARGET', 'VERSION', 'DESIRED', 'SUCCEEDED', 'FAILED', 'IN PROGRESS', 'STALE'], targets)}${targetsMore}\n\n${listed}${more}`;
 }

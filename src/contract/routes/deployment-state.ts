@@ -10,6 +10,8 @@ import { TextParam, NameParam, errorResponses, notFoundResponse, jsonResponse } 
  * that an environment of 80,000 subscribers is never one answer of 80,000 rows.
  */
 export const GATE_PAGE_SIZE = 1_000;
+/** The most a caller may ask for in one page. */
+export const GATE_MAX_PAGE_SIZE = 5_000;
 
 const commitDescription =
   `GitOps commit: the full id, a unique prefix of at least ${MIN_COMMIT_PREFIX} hex digits among the commits the hub has seen ` +
@@ -36,7 +38,7 @@ export const deploymentState = createRoute({
         .number()
         .int()
         .min(1)
-        .max(5_000)
+        .max(GATE_MAX_PAGE_SIZE)
         .default(GATE_PAGE_SIZE)
         .openapi({
           description:
