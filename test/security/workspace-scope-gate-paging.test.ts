@@ -13,6 +13,7 @@ import { endpointOf, FleetBuilder } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
+import type { EnvironmentRolloutState } from '../../src/contract/answer-types.ts';
 
 let testDb: TestDatabase;
 let hub: RunningHub;
@@ -68,19 +69,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Gate {
-  total: number;
-  succeeded: number;
-  failed: number;
-  inProgress: number;
-  stale: number;
-  settled: boolean;
-  subscribers: { host: string; manifestsEndpoint: string }[];
-  nextCursor: string | null;
-  targets: { workspace: string; deploymentTarget: string }[];
-  nextTargetsCursor: string | null;
-  targetsTotal: number;
-}
+type Gate = EnvironmentRolloutState;
 
 async function gate(token: string, query: Record<string, string>): Promise<{ text: string; state: Gate }> {
   const params = new URLSearchParams({ environment: ENV, commit: COMMIT, ...query });
