@@ -7,6 +7,7 @@ import type { RunningHub } from '../../src/hub.ts';
 import { UI_PAGES } from '../../src/ui/ui-routes.ts';
 import { cspViolations, launchBrowser } from '../support/browser.ts';
 import { endpointOf, FleetBuilder } from '../support/known-fleet.ts';
+import { randomCommit } from '../support/random-ids.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
 
@@ -25,7 +26,7 @@ const PAYLOADS = {
   message: '<b onmouseover="window.__pwned=5">failed</b><script>window.__pwned=6</script>',
 } as const;
 const WORKLOAD = { workspace: PAYLOADS.workspace, application: PAYLOADS.application, workload: PAYLOADS.workload, target: PAYLOADS.target };
-const COMMIT = 'a'.repeat(40);
+const COMMIT = randomCommit();
 
 beforeAll(async () => {
   testDb = await createTestDatabase();

@@ -3,6 +3,7 @@
 // hub's Content-Security-Policy. The session is an HttpOnly, Secure, SameSite=Strict cookie the
 // page's scripts cannot read; the API answers the person by the roles and workspaces its claims map
 // to; the shared-token sign-in still works beside it.
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,7 +39,7 @@ beforeAll(async () => {
     webClient: { clientId: 'kalypso-web', redirectUri: `${base}/auth/callback` },
     people: { alice: { name: 'Alice', groups: ['team-a'] }, mallory: { name: 'Mallory', groups: ['elsewhere'] } },
   });
-  await writeFile(path.join(dir, 'session.key'), `${'k'.repeat(48)}\n`);
+  await writeFile(path.join(dir, 'session.key'), `${randomBytes(36).toString('base64')}\n`);
   await writeFile(
     path.join(dir, 'auth.yaml'),
     [
