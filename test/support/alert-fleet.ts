@@ -97,10 +97,15 @@ function report(
   return since === lastSeen ? [record] : [record, { ...record, observedAt: ago(lastSeen) }];
 }
 
+/** A new fleet's names, a writer and the clock the reports are dated by. */
+function startWriting(db: Kysely<HubDatabase>, now: number): Writing {
+  return { fleet: planFleet(), writer: new RecordWriter(db, createLogger('silent'), { retryAfterSeconds: 1 }), ago: (minutes) => new Date(now - minutes * 60_000) };
+}
+
 /** Writes the fleet where every alert rule fires (see the top of this file). */
 export async function writeFiringFleet(db: Kysely<HubDatabase>, now = Date.now()): Promise<AlertFleet> {
-  const fleet = planFleet();
-  const w: Writing = { fleet, writer: new RecordWriter(db, createLogger('silent'), { retryAfterSeconds: 1 }), ago: (minutes) => new Date(now - minutes * 60_000) };
+  const w = startWriting(db, now);
+  const { fleet } = w;
   const { e, e2 } = fleet.environments;
   await w.writer.write([
     assign(w, e, 'payments', '1.0', 'F0', 120),
@@ -126,8 +131,8 @@ export async function writeFiringFleet(db: Kysely<HubDatabase>, now = Date.now()
 
 /** Writes a fleet where no alert rule may fire. */
 export async function writeHealthyFleet(db: Kysely<HubDatabase>, now = Date.now()): Promise<AlertFleet> {
-  const fleet = planFleet();
-  const w: Writing = { fleet, writer: new RecordWriter(db, createLogger('silent'), { retryAfterSeconds: 1 }), ago: (minutes) => new Date(now - minutes * 60_000) };
+  const w = startWriting(db, now);
+  const { fleet } = w;
   const { e, e2 } = fleet.environments;
   await w.writer.write([
     assign(w, e, 'payments', '1.0', 'F0', 120),
