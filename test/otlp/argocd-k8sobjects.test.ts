@@ -10,6 +10,7 @@ import { type AppShape, applicationObject, applicationRecord, moments } from '..
 import { buildLogRecords, createExporter, EXPORTER_KINDS, type ExporterKind, ExportResultCode, exportLogs, type LogSpec } from '../support/otlp-client.ts';
 import { httpExport } from '../support/raw-otlp.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
+import { hostCurrentState } from '../support/stored-reports.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
 
@@ -47,23 +48,7 @@ function inCluster(name = randomName('app')): AppShape {
 
 const endpointOf = (shape: AppShape): string => `https://github.com/contoso/gitops/prod/apps/${shape.name}`;
 
-interface StateRow {
-  reconciler: string;
-  type: string;
-  endpoint: string;
-  commit: string;
-  status: string;
-  message: string;
-}
-
-const currentState = (host: string) =>
-  testDb.query<StateRow>(
-    `SELECT r.name AS reconciler, r.type, e.endpoint, s.gitops_commit_id AS commit, s.status, s.status_message AS message
-       FROM deployment_state s JOIN reconciler r ON r.id = s.reconciler_id JOIN host h ON h.id = r.host_id
-       JOIN manifests_endpoint e ON e.id = s.manifests_endpoint_id
-      WHERE h.name = $1 ORDER BY r.name`,
-    [host],
-  );
+const currentState = (host: string) => hostCurrentState((text, values) => testDb.query(text, values), host);
 
 const history = (host: string) =>
   testDb.query<{ commit: string; status: string }>(

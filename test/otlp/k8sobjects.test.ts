@@ -7,6 +7,7 @@ import { gitRepository, kustomization } from '../support/flux-objects.ts';
 import { buildLogRecords, createExporter, ExportResultCode, exportLogs, type LogSpec } from '../support/otlp-client.ts';
 import { httpExport } from '../support/raw-otlp.ts';
 import { minute } from '../support/records.ts';
+import { hostCurrentState } from '../support/stored-reports.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
 
@@ -31,23 +32,7 @@ async function send(...specs: LogSpec[]): Promise<void> {
   expect(result.code, String(result.error)).toBe(ExportResultCode.SUCCESS);
 }
 
-interface StateRow {
-  reconciler: string;
-  type: string;
-  endpoint: string;
-  commit: string;
-  status: string;
-  message: string;
-}
-
-const currentState = (cluster: string) =>
-  testDb.query<StateRow>(
-    `SELECT r.name AS reconciler, r.type, e.endpoint, s.gitops_commit_id AS commit, s.status, s.status_message AS message
-       FROM deployment_state s JOIN reconciler r ON r.id = s.reconciler_id JOIN host h ON h.id = r.host_id
-       JOIN manifests_endpoint e ON e.id = s.manifests_endpoint_id
-      WHERE h.name = $1 ORDER BY r.name`,
-    [cluster],
-  );
+const currentState = (cluster: string) => hostCurrentState((text, values) => testDb.query(text, values), cluster);
 
 const historyCount = async (cluster: string): Promise<number> =>
   (

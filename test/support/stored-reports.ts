@@ -72,3 +72,24 @@ export async function storedCurrent(query: Query, hostPrefix: string): Promise<S
 export function asReports(rows: readonly StoredCurrent[]): StoredReport[] {
   return rows.map(({ host, reconciler, commit, status, observedAt }) => ({ host, reconciler, commit, status, observedAt }));
 }
+
+/** A reconciler's current state on a host, with its type, endpoint and message. */
+export interface HostStateRow {
+  reconciler: string;
+  type: string;
+  endpoint: string;
+  commit: string;
+  status: string;
+  message: string;
+}
+
+/** The current state of every reconciler on `host`, by reconciler name. */
+export function hostCurrentState(query: Query, host: string): Promise<HostStateRow[]> {
+  return query<HostStateRow>(
+    `SELECT r.name AS reconciler, r.type, e.endpoint, s.gitops_commit_id AS commit, s.status, s.status_message AS message
+       FROM deployment_state s JOIN reconciler r ON r.id = s.reconciler_id JOIN host h ON h.id = r.host_id
+       JOIN manifests_endpoint e ON e.id = s.manifests_endpoint_id
+      WHERE h.name = $1 ORDER BY r.name`,
+    [host],
+  );
+}
