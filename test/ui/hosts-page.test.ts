@@ -214,7 +214,10 @@ describe('the promotion check of an environment of this fleet', () => {
     );
     await page.click('.pager.subscribers a[rel="next"]');
     await page.waitForURL((url) => url.searchParams.get('cursor') !== null);
-    await page.waitForFunction(`document.querySelector('table.subscribers tbody tr')?.getAttribute('data-host') !== ${JSON.stringify(first[0]![0])}`);
+    // The next page drawn: a first row, and not the first page's (while the page loads the table may
+    // be empty, which is no row of either page).
+    const firstRow = `document.querySelector('table.subscribers tbody tr')`;
+    await page.waitForFunction(`${firstRow} !== null && ${firstRow}.getAttribute('data-host') !== ${JSON.stringify(first[0]![0])}`);
     expect(await shown()).toEqual(answer.subscribers.slice(PAGE, 2 * PAGE).map((subscriber) => [subscriber.host, subscriber.status]));
     await page.click('.pager.subscribers a.first');
     await page.waitForURL((url) => url.searchParams.get('cursor') === null);
