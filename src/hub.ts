@@ -31,6 +31,8 @@ import { createSupervisorMetrics, PostgresSupervisor } from './store/embedded/po
 import { scheduleHistoryMaintenance } from './store/history-partitions.ts';
 import { scheduleRolloutRefresh } from './store/rollout-refresh.ts';
 import { scheduleSummaryRefresh } from './store/summary-refresh.ts';
+import { type ProjectorLoop, startProjectorLoop } from './store/projector-loop.ts';
+import type { PROJECTION_TUNING } from './store/projector.ts';
 import { publishHubSettings } from './store/hub-settings.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
@@ -81,6 +83,8 @@ export interface HubOverrides {
   readonly clock?: () => Date;
   /** The notifications' pace (tests shorten the waits). */
   readonly notifyTuning?: Partial<NotifyTuning>;
+  /** The projector's pace with --append-first (tests slow it down to see reports pending). */
+  readonly projectionTuning?: Partial<typeof PROJECTION_TUNING>;
 }
 
 export async function startHub(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {
@@ -130,7 +134,10 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
       server?.supervisor.unhealthy(),
     );
     steps.add(() => api.close(config.shutdownTimeout));
-    const writer = new RecordWriter(database.db, log, { stateChanges });
+    // With --append-first the writer wakes the projector, which starts once the schema is migrated.
+    const projector: { loop?: ProjectorLoop } = {};
+    const appendFirst = config.appendFirst ? { appended: () => projector.loop?.wake() } : undefined;
+    const writer = new RecordWriter(database.db, log, { stateChanges, ...(appendFirst === undefined ? {} : { appendFirst }) });
     const otlp = new OtlpSource(otlpOptionsFrom(config, { tls, decodeMemoryBytes: overrides.decodeMemoryBytes }), metrics, log);
     await startSource(steps, otlp, storedOnceMigrated(status, writer), abort.signal);
     const ports = { http: api.port, otlpGrpc: otlp.ports.grpc, otlpHttp: otlp.ports.http };
@@ -141,7 +148,10 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
     const pollers = resourceGraphPool(config, { db: database.db, metrics, log, clock }, overrides, () => late.readSecret);
     // Registered with or without a cluster, so that every hub's /metrics names it.
     const kubeMetrics = createKubeMetrics(metrics.registry);
-    const ready = startOnceMigrated({ config, log, clock, overrides, database, status, metrics, writer, pollers, channels, kubeMetrics, steps, signal: abort.signal }, late);
+    const ready = startOnceMigrated(
+      { config, log, clock, overrides, database, status, metrics, writer, projector, pollers, channels, kubeMetrics, steps, signal: abort.signal },
+      late,
+    );
     steps.startingUntil(ready);
 
     return {
@@ -206,6 +216,7 @@ async function startOnceMigrated(
     readonly status: DatabaseStatus;
     readonly metrics: HubMetrics;
     readonly writer: RecordWriter;
+    readonly projector: { loop?: ProjectorLoop };
     readonly pollers: ResourceGraphPollerPool;
     readonly channels: readonly Channel[];
     readonly kubeMetrics: KubeMetrics;
@@ -235,6 +246,11 @@ async function startOnceMigrated(
     scheduleSummaryRefresh(database.db, STATE_TUNING.summaryRefreshMs, clock, context.metrics, log, yieldToWrites),
   ]) {
     steps.add(() => timer.stop());
+  }
+  if (config.appendFirst) {
+    const loop = startProjectorLoop(database.db, { clock, metrics: context.metrics, log, tuning: context.overrides.projectionTuning ?? {} });
+    context.projector.loop = loop;
+    steps.add(() => loop.stop());
   }
 
   if (context.channels.length > 0) {

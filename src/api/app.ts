@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import { bearerAuth } from '../security/bearer-auth.ts';
+import { projectionCurrent } from '../store/projector.ts';
 import { RETRY_LATER_SECONDS } from '../store/retry-policy.ts';
 import { errorBody, handleApiError } from './api-error.ts';
 import { apiDocsRoutes } from './api-docs.ts';
@@ -53,6 +54,9 @@ export function createApiApp(deps: ApiDeps): Hono {
       c.header('retry-after', String(RETRY_LATER_SECONDS));
       return c.json(errorBody('not_ready', deps.database.notReadyMessage()), 503);
     }
+    // Reports acknowledged but not yet projected (--append-first) are folded in before any answer:
+    // whoever reported and then asks gets their own writes. One index probe when none are pending.
+    await projectionCurrent(deps.db);
     await next();
     return undefined;
   });

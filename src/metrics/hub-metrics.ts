@@ -27,6 +27,11 @@ export interface HubMetrics {
    */
   readonly rolloutRefreshLastRun: Gauge;
   readonly summaryRefreshLastRun: Gauge;
+  /** --append-first: how long the oldest acknowledged report has waited to be projected (0: none waits). */
+  readonly projectionLagSeconds: Gauge;
+  /** --append-first: acknowledged reports not yet projected. */
+  readonly projectionRowsBehind: Gauge;
+  readonly projectedReports: Counter;
 }
 
 export function createHubMetrics(options: { processMetrics: boolean }): HubMetrics {
@@ -39,6 +44,7 @@ export function createHubMetrics(options: { processMetrics: boolean }): HubMetri
     ...storeWriteMetrics(registry),
     httpRequestSeconds: httpRequestMetric(registry),
     ...refreshMetrics(registry),
+    ...projectionMetrics(registry),
   };
 }
 
@@ -79,6 +85,27 @@ function storeWriteMetrics(registry: Registry): Pick<HubMetrics, 'writeSeconds' 
     inFlightWrites: new Gauge({
       name: 'kalypso_store_writes_in_flight',
       help: 'Batches being written or waiting for a database connection.',
+      registers: [registry],
+    }),
+  };
+}
+
+/** The projector of --append-first (src/store/projector.ts): every hub reports the shared backlog. */
+function projectionMetrics(registry: Registry): Pick<HubMetrics, 'projectionLagSeconds' | 'projectionRowsBehind' | 'projectedReports'> {
+  return {
+    projectionLagSeconds: new Gauge({
+      name: 'kalypso_projection_lag_seconds',
+      help: 'How long the oldest acknowledged report not yet folded into current state, history and summaries has waited (0: none waits).',
+      registers: [registry],
+    }),
+    projectionRowsBehind: new Gauge({
+      name: 'kalypso_projection_rows_behind',
+      help: 'Acknowledged reports not yet folded into current state, history and summaries (at most; rolled-back writes leave gaps).',
+      registers: [registry],
+    }),
+    projectedReports: new Counter({
+      name: 'kalypso_projected_reports_total',
+      help: 'Acknowledged reports this hub folded into current state, history and summaries.',
       registers: [registry],
     }),
   };

@@ -205,4 +205,6 @@ export const TABLES_WITHOUT_TYPES: readonly string[] = [
   'notify_notifier',
   'notify_outbox',
   'notify_subject',
+  // Reports acknowledged with --append-first and not yet projected (schema/0031), read and written by src/store/projector.ts.
+  'pending_report',
 ];

@@ -24,6 +24,8 @@ import { type ResolvedDescriptor, writeDesiredState } from './write-desired-stat
 import { type ResolvedStateReport, writeRealState } from './write-real-state.ts';
 import { writeFluxObjects } from './write-flux-objects.ts';
 import { writeRemovals } from './write-removals.ts';
+import { appendPendingReports } from './write-pending-reports.ts';
+import { projectionCurrent } from './projector.ts';
 import { FAILED_WRITE_WAIT_FACTOR, RETRY_LATER_SECONDS } from './retry-policy.ts';
 
 const MAX_ATTEMPTS = 5;
@@ -35,6 +37,11 @@ export interface RecordWriterOptions {
   readonly stateChanges?: StateChanges;
   /** The clock; tests pin it. */
   readonly now?: () => Date;
+  /**
+   * --append-first (issue 40): a batch of real-state reports only is acknowledged once appended to
+   * pending_report (write-pending-reports.ts), and `appended` is told so (it wakes the projector).
+   */
+  readonly appendFirst?: { appended(): void };
 }
 
 export class RecordWriter implements RecordSink {
@@ -134,6 +141,13 @@ export class RecordWriter implements RecordSink {
         ...realStates.map((record, index) => ({ endpointId: reports[index]!.endpointId, ...branchAndRepo(record.manifests) })),
       ],
     );
+    if (this.#options.appendFirst !== undefined) {
+      if (descriptors.length === 0 && removals.length === 0) return await this.#append(realStates, reports, receivedAt);
+      // Desired state and removals are written as before, in order after every report acknowledged
+      // before them: a removal folded before an earlier report would let that report bring the
+      // current state back.
+      await projectionCurrent(this.#db);
+    }
     let trustNewer = true;
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -170,6 +184,15 @@ export class RecordWriter implements RecordSink {
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
       }
     }
+  }
+
+  /** The acknowledged write of --append-first; what the reports change is known only once projected. */
+  async #append(records: readonly RealStateRecord[], reports: readonly ResolvedStateReport[], receivedAt: Date): Promise<WriteSummary> {
+    await appendPendingReports(this.#db, reports, receivedAt);
+    this.#options.appendFirst?.appended();
+    // Gate long-polls read again at once; they fold the reports in before reading (projectionCurrent).
+    this.#options.stateChanges?.notify(records.map((record) => record.manifests.endpoint));
+    return { realStates: reports.length, desiredStates: 0, transitions: 0, assignments: 0, removed: 0 };
   }
 
   async #resolveReports(records: readonly RealStateRecord[], receivedAt: Date): Promise<ResolvedStateReport[]> {

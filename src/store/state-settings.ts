@@ -3,7 +3,7 @@
 // partitions) catch up with the writes.
 import { FIELD_LIMITS } from '../normalize/field-reader.ts';
 import { ok, refused, type Result } from '../model/result.ts';
-import { duration } from '../config/setting-parsers.ts';
+import { duration, switchValue } from '../config/setting-parsers.ts';
 import type { Setting } from '../config/setting.ts';
 import { formatDuration, parseDuration } from '../config/units.ts';
 
@@ -78,6 +78,16 @@ export const STATE_SETTINGS = {
     parse: retention,
     shownDefault: '0',
   } satisfies Setting<number>,
+  appendFirst: {
+    flag: 'append-first',
+    group: 'state',
+    env: ['KALYPSO_APPEND_FIRST'],
+    default: false,
+    description:
+      'Acknowledge real-state reports once they are appended to the database, and fold them into current state, history, summaries and rollouts after, in order (one hub at a time; lag in /metrics as kalypso_projection_lag_seconds). The API and the gate fold in what is pending before they answer; the SQL views may lag by the projection lag. Off: every report is folded in before it is acknowledged.',
+    parse: switchValue,
+    boolean: true,
+  } satisfies Setting<boolean>,
 } as const;
 
 export const STATE_TUNING = {

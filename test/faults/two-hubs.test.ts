@@ -8,6 +8,7 @@ import { chunks, expectedCurrent, expectedHistory, protobufBatch, type Report, r
 import { AnswerLog, grpcRetryingExporter, httpRetryingExporter, type RetryingExporter } from '../support/retrying-exporter.ts';
 import { asReports, queryAt, storedCurrent, storedHistory } from '../support/stored-reports.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const SOAK = process.env.KALYPSO_SOAK === '1';
 
@@ -24,8 +25,8 @@ afterAll(async () => {
   await Promise.all([shared?.drop(), single?.drop()]);
 });
 
-async function startHub(databaseUrl: string): Promise<HubProcess> {
-  const hub = spawnHub(databaseUrl, await freeHubPorts());
+async function startHub(databaseUrl: string, flags: readonly string[] = []): Promise<HubProcess> {
+  const hub = spawnHub(databaseUrl, await freeHubPorts(), flags);
   hubs.push(hub);
   await waitHubReady(hub);
   return hub;
@@ -43,10 +44,20 @@ async function feed(hub: HubProcess, reports: readonly Report[], batchSize: numb
   for (const exporter of exporters) exporter.close();
 }
 
-describe('two hubs on one database', () => {
+/** --append-first: acknowledged reports are projected after; wait until none is pending. */
+async function projected(url: string): Promise<void> {
+  await waitFor(async () => (await queryAt(url)<{ n: number }>('SELECT count(*)::int AS n FROM pending_report'))[0]!.n === 0, 'every report projected');
+}
+
+// Each mode on databases of its own; with --append-first both hubs acknowledge, and whichever
+// holds the projector's lock folds what both appended.
+describe.each([
+  { mode: 'every report folded in before it is acknowledged', flags: [], prefix: 'twohubs' },
+  { mode: '--append-first', flags: ['--append-first'], prefix: 'afhubs' },
+])('two hubs on one database ($mode)', ({ flags, prefix }) => {
   it('store overlapping streams exactly as one hub stores them', async () => {
     const random = seededRandom(6);
-    const reports = reportSet('twohubs', SOAK ? 200 : 24, SOAK ? 30 : 8);
+    const reports = reportSet(prefix, SOAK ? 200 : 24, SOAK ? 30 : 8);
     const batchSize = SOAK ? 25 : 6;
     // Each report goes to one of the two hubs at random; a third of them to both (a collector
     // retrying against another replica after a lost answer).
@@ -57,7 +68,7 @@ describe('two hubs on one database', () => {
       if (draw < 2 / 3) first.push(report);
       if (draw < 1 / 3 || draw >= 2 / 3) second.push(report);
     }
-    const [hubA, hubB, hubSingle] = await Promise.all([startHub(shared.url), startHub(shared.url), startHub(single.url)]);
+    const [hubA, hubB, hubSingle] = await Promise.all([startHub(shared.url, flags), startHub(shared.url, flags), startHub(single.url)]);
 
     const answers = new AnswerLog();
     await Promise.all([
@@ -68,15 +79,16 @@ describe('two hubs on one database', () => {
 
     // Not even a retryable refusal: concurrent writers must not conflict visibly.
     expect(answers.outside(['ok'])).toEqual([]);
+    await projected(shared.url);
     const [sharedHistory, singleHistory] = await Promise.all([
-      storedHistory(queryAt(shared.url), 'twohubs'),
-      storedHistory(queryAt(single.url), 'twohubs'),
+      storedHistory(queryAt(shared.url), prefix),
+      storedHistory(queryAt(single.url), prefix),
     ]);
     expect(sharedHistory).toEqual(singleHistory);
     expect(sharedHistory).toEqual(expectedHistory(reports));
     const [sharedCurrent, singleCurrent] = await Promise.all([
-      storedCurrent(queryAt(shared.url), 'twohubs'),
-      storedCurrent(queryAt(single.url), 'twohubs'),
+      storedCurrent(queryAt(shared.url), prefix),
+      storedCurrent(queryAt(single.url), prefix),
     ]);
     expect(sharedCurrent).toEqual(singleCurrent);
     expect(asReports(sharedCurrent)).toEqual(expectedCurrent(reports));

@@ -6,6 +6,7 @@ import { type CommitScope, resolveCommit } from '../../store/reports/commit-reso
 import { environmentGateReport } from '../../store/reports/environment-gate-report.ts';
 import { environmentExists } from '../../store/reports/environments-report.ts';
 import { rolloutGateReport } from '../../store/reports/rollout-gate-report.ts';
+import { projectionCurrent } from '../../store/projector.ts';
 import type { RolloutState } from '../../contract/answer-types.ts';
 import { ApiError } from '../api-error.ts';
 import { deploymentState } from '../../contract/routes/deployment-state.ts';
@@ -40,6 +41,8 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     let state = await read();
     while (!state.settled && Date.now() < deadline && !stop.aborted) {
       await deps.stateChanges.next(endpointsOf(state), Math.min(API_TUNING.gatePollIntervalMs, deadline - Date.now()), stop);
+      // What was acknowledged while it waited (--append-first), as before the first read (app.ts).
+      await projectionCurrent(deps.db);
       state = await read();
     }
     return c.json(state, 200);
