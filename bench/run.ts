@@ -17,6 +17,7 @@ import { FLEET_L, FLEET_S, type FleetSize, generateFleet } from './fleet.ts';
 import { assignDesiredState, benchIngestRawGrpc, workloadRecords } from './ingest-raw-grpc.ts';
 import { benchIngestSdkGrpc, type IngestResult } from './ingest-sdk-grpc.ts';
 import { benchCopyBaseline, storedRows } from './ingest-copy.ts';
+import { sampleProjectionLag } from './projection-lag.ts';
 import { benchArgPoll } from './arg-poll-runner.ts';
 import { benchGrafanaPanels } from './grafana-panels.ts';
 import { benchReports, benchRolloutGate } from './reports.ts';
@@ -50,7 +51,7 @@ const INGEST_HEADER = [
   'hub CPU µs/record', 'PostgreSQL CPU µs/record',
 ];
 /** The columns ingestRun adds after INGEST_HEADER's: the COPY baseline (ingest-copy.ts) and the ratio. */
-const COPY_HEADER = ['COPY rows/s (median of 3 loads)', 'hub/COPY'];
+const COPY_HEADER = ['COPY rows/s (median of 3 loads)', 'hub/COPY', 'projection lag p99 ms', 'all projected, ms after the last ack', 'records/s until all projected', 'that /COPY'];
 
 async function withHubs<T>(url: string, count: number, body: (hubs: BenchHub[]) => Promise<T>): Promise<T> {
   const hubs: BenchHub[] = [];
@@ -85,7 +86,10 @@ async function ingestRun(
   await assignDesiredState(hubs, { ...INGEST_WORKLOAD, runId });
   // The first round creates every host and reconciler; the rest report known ones.
   const firstContacts = INGEST_WORKLOAD.hosts * INGEST_WORKLOAD.reconcilersPerHost;
+  const lag = await sampleProjectionLag(url);
   const result = await benchIngestRawGrpc(hubs, records, { ...options, firstContacts });
+  // --append-first (KALYPSO_APPEND_FIRST=1): history is complete once the projector caught up.
+  const projection = await lag.stop();
   const hosts = `bench-${runId}-host-`;
   const stored = await storedRows(url, hosts);
   if (stored !== records.length) throw new Error(`${result.name}: ${records.length} records acknowledged, ${stored} history rows stored`);
@@ -94,7 +98,17 @@ async function ingestRun(
     `ingest ${result.name} ${options.batchSize}×${options.clients}: ${result.recordsPerSecond} records/s, COPY ${copy.rowsPerSecond} rows/s (loads: ${copy.loads.join(', ')}), ` +
       `CPU µs/record hub ${result.cpu?.hubUs} PostgreSQL ${result.cpu?.postgresUs}`,
   );
-  return [...ingestRow(result, hubs.length), copy.rowsPerSecond, (result.recordsPerSecond / copy.rowsPerSecond).toFixed(2)];
+  // The rate the derived state keeps up with: acknowledged, and projected too.
+  const projectedRate = records.length / (records.length / result.recordsPerSecond + projection.caughtUpMs / 1_000);
+  return [
+    ...ingestRow(result, hubs.length),
+    copy.rowsPerSecond,
+    (result.recordsPerSecond / copy.rowsPerSecond).toFixed(2),
+    projection.p99Ms,
+    projection.caughtUpMs,
+    Math.round(projectedRate),
+    (projectedRate / copy.rowsPerSecond).toFixed(2),
+  ];
 }
 
 async function ingestSection(server: BenchServer): Promise<string[]> {
@@ -121,14 +135,14 @@ async function ingestSection(server: BenchServer): Promise<string[]> {
     runId += 1;
     await assignDesiredState([hub!], { ...INGEST_WORKLOAD, runId });
     const sdk = await benchIngestSdkGrpc(hub!, (await workloadRecords({ ...INGEST_WORKLOAD, runId })).flat(), { batchSize: 1_000, concurrency: 4 });
-    rows.push([...ingestRow(sdk), '–', '–']);
+    rows.push([...ingestRow(sdk), '–', '–', '–', '–', '–', '–']);
     // A settled fleet: the first round creates the reconcilers (not timed), the next four confirm.
     runId += 1;
     const [first, ...confirmations] = await workloadRecords({ ...INGEST_WORKLOAD, kind: 'heartbeats', runId });
     await assignDesiredState([hub!], { ...INGEST_WORKLOAD, kind: 'heartbeats', runId });
     await benchIngestRawGrpc([hub!], first!, { batchSize: 1_000, clients: 4 });
     const heartbeats = await benchIngestRawGrpc([hub!], confirmations.flat(), { batchSize: 1_000, clients: 4, name: 'OTLP/gRPC, raw, heartbeats (no transition)' });
-    rows.push([...ingestRow(heartbeats), '–', '–']);
+    rows.push([...ingestRow(heartbeats), '–', '–', '–', '–', '–', '–']);
   });
   // Two hub processes on the same database, clients spread round-robin.
   await withHubs(url, 2, async (hubs) => {

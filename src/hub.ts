@@ -32,7 +32,7 @@ import { scheduleHistoryMaintenance } from './store/history-partitions.ts';
 import { scheduleRolloutRefresh } from './store/rollout-refresh.ts';
 import { scheduleSummaryRefresh } from './store/summary-refresh.ts';
 import { type ProjectorLoop, startProjectorLoop } from './store/projector-loop.ts';
-import type { PROJECTION_TUNING } from './store/projector.ts';
+import type { ProjectionTuning } from './store/projector.ts';
 import { publishHubSettings } from './store/hub-settings.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { RecordWriter } from './store/record-writer.ts';
@@ -84,7 +84,7 @@ export interface HubOverrides {
   /** The notifications' pace (tests shorten the waits). */
   readonly notifyTuning?: Partial<NotifyTuning>;
   /** The projector's pace with --append-first (tests slow it down to see reports pending). */
-  readonly projectionTuning?: Partial<typeof PROJECTION_TUNING>;
+  readonly projectionTuning?: Partial<ProjectionTuning>;
 }
 
 export async function startHub(config: HubConfig, log: Logger, overrides: HubOverrides = {}): Promise<RunningHub> {

@@ -7,7 +7,7 @@ import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { Kysely } from 'kysely';
 import type { HubDatabase } from './database-schema.ts';
 import { RecordedEvidence } from './commit-evidence.ts';
-import { PROJECTION_TUNING, projectionBacklog, projectPending } from './projector.ts';
+import { PROJECTION_TUNING, type ProjectionTuning, projectionBacklog, projectPending } from './projector.ts';
 import { isDatabaseUnavailable } from './store-errors.ts';
 
 export interface ProjectorLoop {
@@ -21,7 +21,7 @@ export interface ProjectorLoopOptions {
   readonly clock: () => Date;
   readonly metrics: Pick<HubMetrics, 'projectionLagSeconds' | 'projectionRowsBehind' | 'projectedReports'>;
   readonly log: Pick<Logger, 'info' | 'warn' | 'debug'>;
-  readonly tuning?: Partial<typeof PROJECTION_TUNING>;
+  readonly tuning?: Partial<ProjectionTuning>;
 }
 
 export function startProjectorLoop(db: Kysely<HubDatabase>, options: ProjectorLoopOptions): ProjectorLoop {

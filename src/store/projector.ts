@@ -157,7 +157,13 @@ export async function projectionCurrent(db: Kysely<HubDatabase>, limit = PROJECT
   }
 }
 
-export const PROJECTION_TUNING = {
+export interface ProjectionTuning {
+  readonly batch: number;
+  readonly idleMs: number;
+  readonly retryMs: number;
+}
+
+export const PROJECTION_TUNING: ProjectionTuning = {
   /**
    * Reports a batch folds at most. A batch that waited (the loop was busy, or lagging) folds what
    * accumulated in one transaction; larger batches hold the lock longer for readers that wait on it.
@@ -167,4 +173,4 @@ export const PROJECTION_TUNING = {
   idleMs: 100,
   /** After a failure (the database away): the loop tries again this much later. */
   retryMs: 1_000,
-} as const;
+};
