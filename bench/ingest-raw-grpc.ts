@@ -207,7 +207,11 @@ export async function benchIngestRawGrpc(
   const seconds = (performance.now() - began) / 1_000;
   // The work the records left queued (summaries, rollouts) is theirs too: CPU is sampled once the
   // hub has done it, which a report makes it do before it answers.
+  const lastAck = performance.now();
   await refreshesDone(hubs[0]!);
+  // How long after the last acknowledgement everything derived was current (issue 40: with
+  // --append-first, the projection's backlog; before it, the summaries' and rollouts' queues).
+  const catchUpMs = Math.round(performance.now() - lastAck);
   const cpu = cpuPerRecord(cpuBefore, await sampleCpu(hubs.map((hub) => hub.pid)), records.length);
   return {
     name: options.name ?? 'OTLP/gRPC, raw load generator',
@@ -220,5 +224,6 @@ export async function benchIngestRawGrpc(
     ...(options.firstContacts === undefined ? {} : { ackP99KnownMs: percentile(knownLatencies, 99) }),
     hubRssMiB: Math.max(maxRss, await hubsRss()),
     cpu,
+    catchUpMs,
   };
 }

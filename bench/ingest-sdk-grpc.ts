@@ -19,6 +19,8 @@ export interface IngestResult {
   readonly hubRssMiB: number;
   /** CPU µs per record of the hubs and of PostgreSQL (raw gRPC runs only). */
   readonly cpu?: { readonly hubUs: number; readonly postgresUs: number };
+  /** ms from the last acknowledgement until everything derived (projection, summaries, rollouts) was current (raw gRPC runs only). */
+  readonly catchUpMs?: number;
 }
 
 export async function benchIngestSdkGrpc(

@@ -239,7 +239,9 @@ async function startOnceMigrated(
   );
   context.status.markMigrated();
   const { refreshYield } = STATE_TUNING;
-  const yieldToWrites = { maxMs: refreshYield.maxMs, recheckMs: refreshYield.recheckMs, busy: () => context.writer.writingWithin(refreshYield.gapMs) };
+  // With --append-first the derived state moves when the projector folds, so they give way to it too.
+  const busy = (): boolean => context.writer.writingWithin(refreshYield.gapMs) || context.projector.loop?.projectingWithin(refreshYield.gapMs) === true;
+  const yieldToWrites = { maxMs: refreshYield.maxMs, recheckMs: refreshYield.recheckMs, busy };
   for (const timer of [
     scheduleHistoryMaintenance(database.db, { retentionMs: config.historyRetention, clock }, log),
     scheduleRolloutRefresh(database.db, STATE_TUNING.rolloutRefreshMs, context.metrics, log, yieldToWrites),

@@ -160,6 +160,8 @@ export async function projectionCurrent(db: Kysely<HubDatabase>, limit = PROJECT
 export interface ProjectionTuning {
   readonly batch: number;
   readonly idleMs: number;
+  readonly lingerMs: number;
+  readonly observeMs: number;
   readonly retryMs: number;
 }
 
@@ -171,6 +173,10 @@ export const PROJECTION_TUNING: ProjectionTuning = {
   batch: 8_000,
   /** How long the loop sleeps when nothing is pending, unless a write wakes it first. */
   idleMs: 100,
+  /** How long the loop waits after a batch that folded something, so that the next takes more at once. */
+  lingerMs: 50,
+  /** How often the loop measures the backlog for /metrics while it is folding. */
+  observeMs: 1_000,
   /** After a failure (the database away): the loop tries again this much later. */
   retryMs: 1_000,
 };
