@@ -45,7 +45,7 @@ export interface ProjectOptions {
   readonly recorded?: RecordedEvidence;
 }
 
-/** What one batch folded: how many reports, and the id of the last. */
+/** What one batch folded: how many reports, and the highest id among them. */
 export interface ProjectedBatch {
   readonly reports: number;
   readonly lastId: number | undefined;
@@ -88,10 +88,13 @@ async function projectBatch(
               (extract(epoch FROM observed_at) * 1000)::float8 AS observed_ms,
               (extract(epoch FROM received_at) * 1000)::float8 AS received_ms,
               host_type, reconciler_type, reported_by, details::text AS details`.execute(trx);
-  const rows = taken.rows.sort((a, b) => Number(a.id) - Number(b.id));
+  // By receipt, then id: concurrent appends draw their ids from one sequence and interleave, so in
+  // id order alone an acknowledged write's reports fall into dozens of runs (4,637 folds of 78
+  // reports for 360 writes of 1,000 in the bench), each paying the fold's statements.
+  const rows = taken.rows.sort((a, b) => a.received_ms - b.received_ms || Number(a.id) - Number(b.id));
   const evidence: CommitEvidence = { sightings: [], successions: [] };
-  // One fold per acknowledged write (rows of one receipt time, in order): each keeps its receipt
-  // time in history and in "last received", as the full write does.
+  // One fold per acknowledged write (rows of one receipt time): each keeps its receipt time in
+  // history and in "last received", as the full write does.
   for (let start = 0; start < rows.length; ) {
     let end = start + 1;
     while (end < rows.length && rows[end]!.received_ms === rows[start]!.received_ms) end += 1;
@@ -104,8 +107,8 @@ async function projectBatch(
     evidence.successions.push(...real.evidence.successions);
     start = end;
   }
-  const last = rows.at(-1);
-  return { reports: rows.length, lastId: last === undefined ? undefined : Number(last.id), evidence };
+  const lastId = rows.reduce<number | undefined>((max, row) => Math.max(max ?? 0, Number(row.id)), undefined);
+  return { reports: rows.length, lastId, evidence };
 }
 
 function resolvedReport(row: PendingRow): ResolvedStateReport {
