@@ -98,50 +98,63 @@ describe('PostgreSQL killed under a running hub', () => {
   });
 
   it('survives a crash mid-ingest: every answer is a retryable one, and every report is stored exactly once', async () => {
-    const running = await runningHub();
-    const pid = running.process.pid;
-    const clients = SOAK ? 8 : 4;
-    const reports = shuffled(reportSet('crash', SOAK ? 400 : 40, SOAK ? 25 : 10), seededRandom(2));
-    const batches = await Promise.all(chunks(reports, SOAK ? 50 : 10).map((batch) => protobufBatch(batch)));
-    const answers = new AnswerLog();
-    let acknowledged = 0;
-    // Half the clients speak gRPC, half HTTP; each sends its share of batches one after another.
-    const exporters: RetryingExporter[] = Array.from({ length: clients }, (_, i) =>
-      i % 2 === 0 ? grpcRetryingExporter(running.ports.otlpGrpc, answers) : httpRetryingExporter(running.ports.otlpHttp, answers),
-    );
-    const streams = exporters.map(async (exporter, i) => {
-      for (let b = i; b < batches.length; b += clients) {
-        await exporter.send(batches[b]!);
-        acknowledged += 1;
-      }
-    });
-    const done = Promise.all(streams);
-    done.catch(() => undefined);
+    await crashMidIngest(await runningHub(), 'crash');
+  });
 
-    await waitFor(() => acknowledged >= batches.length / 4, 'a quarter of the batches stored before the crash', 30_000);
-    await postgres.server.kill();
-    const refusedBefore = answers.attempts.filter((attempt) => attempt.kind !== 'ok').length;
-    // Down long enough that every client hits the outage, retries, and is refused again.
-    await waitFor(
-      () => answers.attempts.filter((attempt) => attempt.kind !== 'ok').length >= refusedBefore + clients * 2,
-      'every client refused during the outage',
-    );
-    expect(alive(running), running.output()).toBe(true);
-    expect(await readyzStatus(running.ports.http)).toBe(503);
-
-    await postgres.server.start();
-    await done;
-    for (const exporter of exporters) exporter.close();
-
-    // No permanent-error status was ever given; the outage was actually felt.
-    expect(answers.outside(RETRY_ANSWERS)).toEqual([]);
-    expect(answers.attempts.some((attempt) => attempt.kind === 'unavailable+retry-info')).toBe(true);
-    expect(answers.attempts.some((attempt) => attempt.kind === '503+retry-after')).toBe(true);
-    // The same hub process, reconnected by itself.
-    expect(running.process.pid).toBe(pid);
-    expect(alive(running)).toBe(true);
-    expect(await readyzStatus(running.ports.http)).toBe(200);
-    expect(await storedHistory(query(), 'crash')).toEqual(expectedHistory(reports));
-    expect(asReports(await storedCurrent(query(), 'crash'))).toEqual(expectedCurrent(reports));
+  it('survives a crash mid-ingest with --append-first, the projector included', async () => {
+    await killHub(hub);
+    hub = spawnHub(postgres.server.url, await freeHubPorts(), ['--append-first']);
+    await waitHubReady(hub, 60_000);
+    await crashMidIngest(hub, 'afcrash');
   });
 });
+
+/** Ingest from several clients, PostgreSQL SIGKILLed a quarter of the way and started again. */
+async function crashMidIngest(running: HubProcess, prefix: string): Promise<void> {
+  const pid = running.process.pid;
+  const clients = SOAK ? 8 : 4;
+  const reports = shuffled(reportSet(prefix, SOAK ? 400 : 40, SOAK ? 25 : 10), seededRandom(2));
+  const batches = await Promise.all(chunks(reports, SOAK ? 50 : 10).map((batch) => protobufBatch(batch)));
+  const answers = new AnswerLog();
+  let acknowledged = 0;
+  // Half the clients speak gRPC, half HTTP; each sends its share of batches one after another.
+  const exporters: RetryingExporter[] = Array.from({ length: clients }, (_, i) =>
+    i % 2 === 0 ? grpcRetryingExporter(running.ports.otlpGrpc, answers) : httpRetryingExporter(running.ports.otlpHttp, answers),
+  );
+  const streams = exporters.map(async (exporter, i) => {
+    for (let b = i; b < batches.length; b += clients) {
+      await exporter.send(batches[b]!);
+      acknowledged += 1;
+    }
+  });
+  const done = Promise.all(streams);
+  done.catch(() => undefined);
+
+  await waitFor(() => acknowledged >= batches.length / 4, 'a quarter of the batches stored before the crash', 30_000);
+  await postgres.server.kill();
+  const refusedBefore = answers.attempts.filter((attempt) => attempt.kind !== 'ok').length;
+  // Down long enough that every client hits the outage, retries, and is refused again.
+  await waitFor(
+    () => answers.attempts.filter((attempt) => attempt.kind !== 'ok').length >= refusedBefore + clients * 2,
+    'every client refused during the outage',
+  );
+  expect(alive(running), running.output()).toBe(true);
+  expect(await readyzStatus(running.ports.http)).toBe(503);
+
+  await postgres.server.start();
+  await done;
+  for (const exporter of exporters) exporter.close();
+
+  // No permanent-error status was ever given; the outage was actually felt.
+  expect(answers.outside(RETRY_ANSWERS)).toEqual([]);
+  expect(answers.attempts.some((attempt) => attempt.kind === 'unavailable+retry-info')).toBe(true);
+  expect(answers.attempts.some((attempt) => attempt.kind === '503+retry-after')).toBe(true);
+  // The same hub process, reconnected by itself.
+  expect(running.process.pid).toBe(pid);
+  expect(alive(running)).toBe(true);
+  expect(await readyzStatus(running.ports.http)).toBe(200);
+  // --append-first: what was acknowledged is folded in by the projector, which waited out the outage.
+  await waitFor(async () => (await query()<{ n: number }>('SELECT count(*)::int AS n FROM pending_report'))[0]!.n === 0, 'every report projected');
+  expect(await storedHistory(query(), prefix)).toEqual(expectedHistory(reports));
+  expect(asReports(await storedCurrent(query(), prefix))).toEqual(expectedCurrent(reports));
+}
