@@ -81,7 +81,7 @@ export async function runRollout(argv: readonly string[], env: NodeJS.ProcessEnv
   const { answer } = waited;
   const outcome = answer.failed > 0 ? 'failed' : answer.settled && answer.succeeded === answer.total ? 'succeeded' : 'timedOut';
   if (request.json) process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
-  else process.stdout.write(`${table(answer)}\n\n${summary(answer)}: ${describeOutcome(outcome, answer)}\n`);
+  else process.stdout.write(`${table(answer)}\n\n${summary(answer)}: ${describeOutcome(outcome, answer, request.waitMs)}\n`);
   return ROLLOUT_EXIT[outcome];
 }
 
@@ -192,10 +192,12 @@ function summary(answer: RolloutAnswer): string {
   );
 }
 
-function describeOutcome(outcome: 'succeeded' | 'failed' | 'timedOut', answer: RolloutAnswer): string {
+function describeOutcome(outcome: 'succeeded' | 'failed' | 'timedOut', answer: RolloutAnswer, waitMs: number): string {
   if (outcome === 'succeeded') return 'rolled out';
   if (outcome === 'failed') return 'FAILED';
-  return answer.total === 0 ? 'no subscribers yet (timed out)' : 'not rolled out yet (timed out)';
+  // Without --wait nothing timed out: the hub was asked once, and saying so points at --wait.
+  const why = waitMs === 0 ? 'asked once; --wait to wait for it' : 'timed out';
+  return answer.total === 0 ? `no subscribers yet (${why})` : `not rolled out yet (${why})`;
 }
 
 function table(answer: RolloutAnswer): string {

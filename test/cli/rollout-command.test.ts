@@ -61,7 +61,10 @@ describe('kalypso-hub rollout', () => {
   });
 
   it('exits 2 for a stale subscriber and for an endpoint without subscribers', async () => {
-    expect((await rollout(['--endpoint', endpointOf('prod', 'hello-world', 'functional-test'), '--commit', 'c-prod-1'])).code).toBe(2);
+    const stale = await rollout(['--endpoint', endpointOf('prod', 'hello-world', 'functional-test'), '--commit', 'c-prod-1']);
+    expect(stale.code).toBe(2);
+    // Asked without --wait: nothing timed out, and the line says how to wait.
+    expect(stale.stdout).toContain('not rolled out yet (asked once; --wait to wait for it)');
     const none = await rollout(['--endpoint', 'https://github.com/contoso/none/main/x', '--commit', randomCommit()]);
     expect(none.code).toBe(2);
     expect(none.stdout).toContain('no subscribers yet');
