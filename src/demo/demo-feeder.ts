@@ -41,7 +41,8 @@ export async function followDemoFleet(options: DemoOptions, fleet: DemoFleet, si
       const key = `${landed.host}/${landed.reconciler}`;
       const previous = fleet.latest.get(key);
       if (previous !== undefined) {
-        const log = { ...previous.log, time: now, attributes: { ...previous.log.attributes, 'kalypso.deployment.status': 'success' }, body: 'Applied revision' };
+        const attributes = { ...previous.log.attributes, 'vcs.ref.head.revision': landed.revision, 'kalypso.deployment.status': 'success' };
+        const log = { ...previous.log, time: now, attributes, body: 'Applied revision' };
         fleet.latest.set(key, { resource: previous.resource, log });
         await send(options, [{ resource: previous.resource, logs: [log] }]).catch((error: unknown) => options.log.warn({ err: (error as Error).message }, 'demo report failed'));
       }

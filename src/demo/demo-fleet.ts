@@ -35,8 +35,12 @@ const LAG: Record<Environment, number> = { dev: 0, qa: 1, staging: 1, prod: 2 };
 const CITIES = ['berlin', 'paris', 'madrid', 'rome', 'vienna', 'oslo', 'lisbon', 'prague', 'dublin', 'warsaw'];
 
 export interface DemoScenario {
-  /** The staging rollout of `catalog` in progress: these reconcilers have not applied it yet. */
-  readonly rolloutPending: { readonly host: string; readonly reconciler: string; readonly endpoint: string; readonly commit: string }[];
+  /**
+   * The staging merge of `catalog` rolling out: the reconcilers of its branch that have not applied
+   * it yet — catalog's own, and the other workloads' of the branch (Flux applies a branch's new
+   * head on every path of it, changed or not).
+   */
+  readonly rolloutPending: { readonly host: string; readonly reconciler: string; readonly endpoint: string; readonly commit: string; readonly revision: string }[];
   readonly rolloutEndpoint: string;
   readonly rolloutCommit: string;
   readonly failingHost: string;
@@ -112,13 +116,33 @@ export function buildDemoFleet(options: { hosts: number; now: Date }): DemoFleet
 
 type Log = ResourceLogsToSend['logs'][number];
 
+/**
+ * When a version was merged to an environment's branch: a day apart each, the workloads of a day a
+ * few minutes apart (so that each branch has one newest merge), the staging catalog ten minutes ago.
+ */
+function minutesSinceMerge(workload: DemoWorkload, environment: Environment, index: number): number {
+  const desired = workload.versions.length - 1 - LAG[environment];
+  if (workload.workload === 'catalog' && environment === 'staging' && index === desired) return 10;
+  return (desired - index + 1) * 1_440 - DEMO_WORKLOADS.indexOf(workload) * 5;
+}
+
+/**
+ * The head of a workspace's GitOps branch of an environment: the commit of its newest merge. A
+ * reconciler of any path of the branch that is up to date has applied this commit.
+ */
+function branchHead(workspace: string, environment: Environment): string {
+  const newest = DEMO_WORKLOADS.filter((workload) => workload.workspace === workspace)
+    .map((workload) => ({ workload, desired: workload.versions.length - 1 - LAG[environment] }))
+    .sort((a, b) => minutesSinceMerge(a.workload, environment, a.desired) - minutesSinceMerge(b.workload, environment, b.desired))[0]!;
+  return commitOf(newest.workload.workload, environment, newest.workload.versions[newest.desired]!);
+}
+
 /** The CD pipeline's descriptors of a workload in an environment: every version up to the one desired there. */
 function descriptorLogs(workload: DemoWorkload, environment: Environment, now: Date): Log[] {
   const desired = workload.versions.length - 1 - LAG[environment];
   return workload.versions.slice(0, desired + 1).map((version, index) => ({
     eventName: 'kalypso.deployment.descriptor',
-    // Older versions were assigned days ago; the staging catalog rollout ten minutes ago.
-    time: minutesBefore(now, workload.workload === 'catalog' && environment === 'staging' && index === desired ? 10 : (desired - index + 1) * 1_440),
+    time: minutesBefore(now, minutesSinceMerge(workload, environment, index)),
     attributes: { 'vcs.ref.head.revision': `${environment}@sha1:${commitOf(workload.workload, environment, version)}` },
     body: {
       workload: {
@@ -185,8 +209,8 @@ function reconcilerOf(workload: DemoWorkload): string {
   return `flux-system/${workload.workload}`;
 }
 
-/** A state report of the workload's reconciler on the host. */
-function stateReport(host: Host, workload: DemoWorkload, version: string, status: string, message: string, time: Date): Log {
+/** A state report of the workload's reconciler on the host, at the commit of that version's merge or at `commit`. */
+function stateReport(host: Host, workload: DemoWorkload, version: string, status: string, message: string, time: Date, commit?: string): Log {
   return {
     eventName: 'kalypso.deployment.state',
     time,
@@ -194,7 +218,7 @@ function stateReport(host: Host, workload: DemoWorkload, version: string, status
       'kalypso.reconciler.name': reconcilerOf(workload),
       'kalypso.reconciler.type': 'flux',
       'kalypso.manifests.endpoint': endpointOf(workload, host.environment),
-      'vcs.ref.head.revision': `${host.environment}@sha1:${commitOf(workload.workload, host.environment, version)}`,
+      'vcs.ref.head.revision': `${host.environment}@sha1:${commit ?? commitOf(workload.workload, host.environment, version)}`,
       'kalypso.deployment.status': status,
     },
     body: message,
@@ -202,8 +226,9 @@ function stateReport(host: Host, workload: DemoWorkload, version: string, status
 }
 
 /**
- * A reconciler's reports: the last versions it applied, then its latest report — the drifting host
- * one version behind, the staging catalog mid-rollout, the failing host's checkout failing.
+ * A reconciler's reports: the last versions it applied, then its latest report — at its branch's
+ * head when up to date; the drifting host one version behind, the staging branch mid-rollout, the
+ * failing host's checkout failing.
  */
 function workloadReports(host: Host, workload: DemoWorkload, lastReport: Date, context: StateContext): { history: Log[]; last: Log } {
   const { scenario, rolloutVersion } = context;
@@ -218,15 +243,26 @@ function workloadReports(host: Host, workload: DemoWorkload, lastReport: Date, c
       stateReport(host, workload, version, 'success', `Applied revision: ${version}`, minutesBefore(lastReport, minutes - 3)),
     ];
   });
-  let last = stateReport(host, workload, workload.versions[applied]!, 'success', `Applied revision: ${workload.versions[applied]}`, lastReport);
-  // The rollout of the new catalog: the first 60 % of staging clusters have applied it.
-  if (inRollout && context.stagingHosts.indexOf(host) >= Math.ceil(context.stagingHosts.length * 0.6)) {
-    last = stateReport(host, workload, rolloutVersion, 'in_progress', 'Reconciliation in progress: waiting for Deployment/catalog to become ready', lastReport);
-    history.pop();
-    scenario.rolloutPending.push({ host: host.name, reconciler: reconcilerOf(workload), endpoint: endpointOf(workload, host.environment), commit: scenario.rolloutCommit });
+  const version = workload.versions[applied]!;
+  // Up to date means at the branch's head, whichever workload's merge moved it last.
+  const head = applied === desired ? branchHead(workload.workspace, host.environment) : undefined;
+  let last = stateReport(host, workload, version, 'success', `Applied revision: ${version}`, lastReport, head);
+  // The staging merge of the new catalog: the first 60 % of staging clusters have applied it; the
+  // rest are applying catalog's change, and their other reconcilers of the branch are still at the
+  // head before it.
+  const branchInRollout = host.environment === 'staging' && workload.workspace === catalogWorkload().workspace;
+  if (branchInRollout && context.stagingHosts.indexOf(host) >= Math.ceil(context.stagingHosts.length * 0.6)) {
+    if (inRollout) {
+      last = stateReport(host, workload, rolloutVersion, 'in_progress', 'Reconciliation in progress: waiting for Deployment/catalog to become ready', lastReport);
+      history.pop();
+    } else {
+      last = stateReport(host, workload, version, 'success', `Applied revision: ${version}`, lastReport);
+    }
+    const revision = `${host.environment}@sha1:${scenario.rolloutCommit}`;
+    scenario.rolloutPending.push({ host: host.name, reconciler: reconcilerOf(workload), endpoint: endpointOf(workload, host.environment), commit: scenario.rolloutCommit, revision });
   }
   if (host.name === scenario.failingHost && workload.workload === 'checkout') {
-    last = stateReport(host, workload, workload.versions[applied]!, 'failure', "Health check failed after 5m0s: timeout waiting for: [Deployment/checkout status: 'InProgress']", lastReport);
+    last = stateReport(host, workload, version, 'failure', "Health check failed after 5m0s: timeout waiting for: [Deployment/checkout status: 'InProgress']", lastReport, head);
   }
   return { history, last };
 }

@@ -45,10 +45,30 @@ describe('demo fleet', () => {
     const rollout = await api(
       `/deployment-state?manifestsEndpoint=${encodeURIComponent(fleet.scenario.rolloutEndpoint)}&commit=${fleet.scenario.rolloutCommit}`,
     );
-    expect(rollout.inProgress).toBe(fleet.scenario.rolloutPending.length);
+    const pendingHere = fleet.scenario.rolloutPending.filter((pending) => pending.endpoint === fleet.scenario.rolloutEndpoint);
+    expect(rollout.inProgress).toBe(pendingHere.length);
     expect(rollout.inProgress).toBeGreaterThan(0);
     expect(rollout.succeeded).toBeGreaterThan(0);
     expect(rollout.settled).toBe(false);
+    // The environment's gate holds for every reconciler of the branch, those not at its new head yet
+    // included, and for nothing else.
+    const staging = await api(`/deployment-state?environment=staging&commit=${fleet.scenario.rolloutCommit.slice(0, 10)}`);
+    expect([staging.inProgress, staging.failed, staging.stale]).toEqual([fleet.scenario.rolloutPending.length, 0, 0]);
+    expect(fleet.scenario.rolloutPending.length).toBeGreaterThan(pendingHere.length);
+
+    // Every other environment's last merge, the one the Environments page links to, has landed on
+    // every reconciler of its branch (contoso-retail's: its edge workload merges last each day), but
+    // for the offline store in prod, silent. The drifting and the failing host are kaizentm's, whose
+    // gates the checks above and below hold.
+    const summaries = (await api('/environments')).items as { name: string; latestAssignment: { commit: string } }[];
+    const silent: Record<string, number> = { dev: 0, qa: 0, prod: 1 };
+    for (const [environment, stale] of Object.entries(silent)) {
+      const { commit } = summaries.find((summary) => summary.name === environment)!.latestAssignment;
+      const gate = await api(`/deployment-state?environment=${environment}&commit=${commit}`);
+      expect({ environment, inProgress: gate.inProgress, failed: gate.failed, stale: gate.stale }).toEqual({ environment, inProgress: 0, failed: 0, stale });
+      expect(gate.succeeded).toBe(gate.total - stale);
+      expect(gate.total).toBeGreaterThan(stale);
+    }
 
     // One verdict: prod checkout converged, then failed on the failing host. Delivery says so the
     // way the gate does (it once said "succeeded · 10/10 · 1 failed" beside a gate's 9/10 FAILED).
