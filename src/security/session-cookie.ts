@@ -48,6 +48,7 @@ export class SessionSealer {
     if (claims === undefined || typeof claims.sub !== 'string' || !Array.isArray(claims.roles)) return undefined;
     const roles = new Set((claims.roles as unknown[]).filter((role): role is Role => (ROLES as readonly unknown[]).includes(role)));
     const workspaces: WorkspaceScope = claims.workspaces === '*' ? 'all' : Array.isArray(claims.workspaces) ? claims.workspaces.map(String) : [];
-    return { via: 'session', name: claims.sub, ...(typeof claims.iss_ === 'string' ? { issuer: claims.iss_ } : {}), roles, workspaces };
+    // A session only reads (the web UI): it sends no reports.
+    return { via: 'session', name: claims.sub, ...(typeof claims.iss_ === 'string' ? { issuer: claims.iss_ } : {}), roles, workspaces, ingestWorkspaces: [] };
   }
 }

@@ -7,13 +7,17 @@ import type { HubMetrics } from '../../metrics/hub-metrics.ts';
 import { admit } from '../../security/admission.ts';
 import type { Authenticator } from '../../security/authenticator.ts';
 import type { FailedAuthThrottle } from '../../security/failed-auth-throttle.ts';
+import { ingestibleWorkspaces } from '../../security/roles.ts';
 
 export interface OtlpAccess {
   readonly authenticator: Authenticator;
   readonly throttle: FailedAuthThrottle;
 }
 
-export type IngestVerdict = { readonly kind: 'admitted' } | { readonly kind: 'unauthenticated' | 'forbidden'; readonly message: string };
+export type IngestVerdict =
+  /** `workspaces`: those whose reports the sender may send; undefined for every one. */
+  | { readonly kind: 'admitted'; readonly workspaces: readonly string[] | undefined }
+  | { readonly kind: 'unauthenticated' | 'forbidden'; readonly message: string };
 
 /** Judges one export request; undefined when the door is open (no check at all on the hot path). */
 export type IngestGate = (header: string | undefined, client: string, transport: 'grpc' | 'http') => Promise<IngestVerdict>;
@@ -25,7 +29,7 @@ export function ingestGate(access: OtlpAccess, metrics: HubMetrics, log: Logger)
     if (admission.kind === 'admitted') {
       metrics.admittedRequests.inc({ door: 'ingest', role: admission.role, via: admission.principal.via });
       log.debug({ transport, who: admission.principal.name, via: admission.principal.via, role: admission.role }, 'OTLP export admitted');
-      return { kind: 'admitted' };
+      return { kind: 'admitted', workspaces: ingestibleWorkspaces(admission.principal) };
     }
     if (admission.kind === 'forbidden') {
       metrics.refusedRequests.inc({ door: 'ingest', reason: 'forbidden' });
