@@ -64,7 +64,10 @@ export class GrpcReceiver {
       };
       if (options.gate === undefined) return exported();
       const header = call.metadata.get('authorization')[0];
-      options.gate(typeof header === 'string' ? header : undefined, peerAddress(call.getPeer()), 'grpc')
+      // A proxy in front of gRPC (Envoy, an ingress) passes X-Forwarded-For as metadata.
+      const forwardedFor = call.metadata.get('x-forwarded-for').map(String).join(',');
+      const peer = { address: peerAddress(call.getPeer()), forwardedFor: forwardedFor === '' ? undefined : forwardedFor };
+      options.gate(typeof header === 'string' ? header : undefined, peer, 'grpc')
         .then((verdict) => {
           if (verdict.kind === 'admitted') return exported(verdict.workspaces);
           const code = verdict.kind === 'forbidden' ? grpc.status.PERMISSION_DENIED : grpc.status.UNAUTHENTICATED;

@@ -134,7 +134,7 @@ const exportLogs =
 /** The token step: 401 without a good credential, 403 with one that lacks the ingest role. */
 function admitExport(gate: IngestGate): Step {
   return async (c, next) => {
-    const verdict = await gate(c.req.header('authorization'), clientAddress(c), 'http');
+    const verdict = await gate(c.req.header('authorization'), { address: socketAddress(c), forwardedFor: c.req.header('x-forwarded-for') }, 'http');
     if (verdict.kind !== 'admitted') {
       return verdict.kind === 'forbidden' ? errorReply(c, 403, PERMISSION_DENIED, verdict.message) : errorReply(c, 401, UNAUTHENTICATED, verdict.message);
     }
@@ -144,7 +144,7 @@ function admitExport(gate: IngestGate): Step {
   };
 }
 
-function clientAddress(c: OtlpContext): string {
+function socketAddress(c: OtlpContext): string {
   try {
     return getConnInfo(c).remote.address ?? 'unknown';
   } catch {
