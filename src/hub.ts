@@ -276,6 +276,7 @@ async function listenApi(
     apiTokens: config.apiToken,
     authenticator: identity.authenticator,
     throttle: identity.throttle,
+    clientAddresses: identity.clientAddresses,
     signIn: identity.signIn,
     publicUrl: config.publicUrl,
     tls: tls !== undefined,

@@ -10,6 +10,7 @@ import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import { type Admission, admit, admitPrincipal } from '../security/admission.ts';
 import type { Authenticator } from '../security/authenticator.ts';
+import { ClientAddresses } from '../security/client-address.ts';
 import type { FailedAuthThrottle } from '../security/failed-auth-throttle.ts';
 import type { Permission, Principal } from '../security/roles.ts';
 import { errorBody } from './api-error.ts';
@@ -32,6 +33,8 @@ export interface ApiAccessOptions {
   readonly signInPath?: string;
   /** Requests that need no credential (the OpenAPI document: it holds no data). */
   readonly exempt: (c: Context) => boolean;
+  /** Which address is the client's (--trusted-proxies); without it, the connection's. */
+  readonly clientAddresses?: ClientAddresses;
 }
 
 /** The permission a request to /api/v1 needs. */
@@ -39,13 +42,18 @@ export function permissionOf(path: string): Permission {
   return path.startsWith('/api/v1/deployment-state') ? 'gate' : 'read';
 }
 
-/** The address a request came from, as the throttle keys it (no socket under app.request(): 'local'). */
-export function clientOf(c: Context): string {
+/** The connection's address (no socket under app.request(): 'local'). */
+function socketAddress(c: Context): string {
   try {
     return getConnInfo(c).remote.address ?? 'unknown';
   } catch {
     return 'local';
   }
+}
+
+/** The address a request came from, as the throttle keys it and logs show it. */
+export function clientOf(c: Context, addresses: ClientAddresses = new ClientAddresses()): string {
+  return addresses.clientOf(socketAddress(c), c.req.header('x-forwarded-for'));
 }
 
 export function apiAccess(options: ApiAccessOptions): MiddlewareHandler {
@@ -77,7 +85,7 @@ async function admissionOf(c: Context, options: ApiAccessOptions, permission: Pe
 }
 
 async function refuse(c: Context, admission: Exclude<Admission, { kind: 'admitted' }>, options: ApiAccessOptions): Promise<Response> {
-  const client = clientOf(c);
+  const client = clientOf(c, options.clientAddresses);
   if (admission.kind === 'forbidden') {
     options.metrics.refusedRequests.inc({ door: 'api', reason: 'forbidden' });
     options.log.info({ method: c.req.method, path: c.req.path, status: 403, who: admission.principal.name, via: admission.principal.via }, 'api request forbidden');

@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import { Authenticator } from '../security/authenticator.ts';
+import type { ClientAddresses } from '../security/client-address.ts';
 import { FailedAuthThrottle } from '../security/failed-auth-throttle.ts';
 import type { SignIn } from '../security/oidc-sign-in.ts';
 import { SESSION_COOKIE } from '../security/session-cookie.ts';
@@ -29,6 +30,8 @@ export type ApiDeps = HealthDeps &
     readonly authenticator?: Authenticator;
     /** Failed authentications slowed per client (else one of this app's own). */
     readonly throttle?: FailedAuthThrottle;
+    /** Which address is a request's client (--trusted-proxies); else the connection's. */
+    readonly clientAddresses?: ClientAddresses;
     /** The web UI's sign-in through the organisation's identity provider (--auth-config signIn). */
     readonly signIn?: SignIn | undefined;
     /** --public-url: where browsers reach the hub (the sign-in's redirect URI). */
@@ -62,6 +65,7 @@ export function createApiApp(deps: ApiDeps): Hono {
       log: deps.log,
       ...(signIn === undefined ? {} : { session: (c) => signIn.sealer.openPrincipal(getCookie(c, SESSION_COOKIE)), signInPath: SIGN_IN_PATH }),
       exempt: (c) => c.req.path === OPEN_API_DOCUMENT,
+      ...(deps.clientAddresses === undefined ? {} : { clientAddresses: deps.clientAddresses }),
     }),
   );
   // Until the schema is migrated the reports have no tables to read: say why, as a retryable 503.

@@ -6,7 +6,7 @@ import { type Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Logger } from '../log/logger.ts';
 import type { Authenticator } from '../security/authenticator.ts';
-import { completeSignIn, SIGN_IN_WINDOW_MS, type SignIn, startSignIn } from '../security/oidc-sign-in.ts';
+import { completeSignIn, endSessionUrl, SIGN_IN_WINDOW_MS, type SignIn, startSignIn } from '../security/oidc-sign-in.ts';
 import { SESSION_COOKIE, SIGN_IN_COOKIE } from '../security/session-cookie.ts';
 import { readableWorkspaces } from '../security/roles.ts';
 
@@ -21,7 +21,8 @@ export interface SignInRoutesOptions {
   readonly log: Logger;
 }
 
-const redirectUriOf = (c: Context, publicUrl: string | undefined): string => `${publicUrl ?? new URL(c.req.url).origin}${CALLBACK_PATH}`;
+const originOf = (c: Context, publicUrl: string | undefined): string => publicUrl ?? new URL(c.req.url).origin;
+const redirectUriOf = (c: Context, publicUrl: string | undefined): string => `${originOf(c, publicUrl)}${CALLBACK_PATH}`;
 
 export function signInRoutes(options: SignInRoutesOptions): Hono {
   const { signIn, authenticator, log } = options;
@@ -38,21 +39,39 @@ export function signInRoutes(options: SignInRoutesOptions): Hono {
       log.info({ reason: outcome.message }, 'web sign-in failed');
       return c.text(`Sign-in failed: ${outcome.message}`, 400);
     }
-    const expiresAt = new Date(Date.now() + signIn.config.sessionDuration);
-    const session = await signIn.sealer.sealPrincipal(outcome.principal, expiresAt);
+    // The roles were mapped from the ID token's claims: the session ends when it expires, if sooner.
+    const expiresAt = new Date(Math.min(Date.now() + signIn.config.sessionDuration, outcome.expiresAt.getTime()));
+    const session = await signIn.sealer.sealPrincipal(outcome.principal, expiresAt, outcome.idToken);
     setCookie(c, SESSION_COOKIE, session, { httpOnly: true, secure: true, sameSite: 'Strict', path: '/', expires: expiresAt });
-    log.info({ who: outcome.principal.name, issuer: outcome.principal.issuer, roles: [...outcome.principal.roles] }, 'web sign-in');
+    log.info({ who: outcome.principal.name, issuer: outcome.principal.issuer, roles: [...outcome.principal.roles], expiresAt: expiresAt.toISOString() }, 'web sign-in');
     return c.redirect(outcome.returnTo, 302);
   });
-  app.post('/logout', (c) => {
+  // Ends the hub's session, and answers where the browser goes to end the provider's too (its
+  // end_session_endpoint, to come back to the hub's front page), or null when it offers none. A JSON
+  // answer, not a redirect: the page navigates itself (its fetch may not follow to another origin).
+  app.post('/logout', async (c) => {
+    const session = await signIn.sealer.openSession(getCookie(c, SESSION_COOKIE));
     deleteCookie(c, SESSION_COOKIE, { path: '/', secure: true });
-    return c.body(null, 204);
+    const endSession = await endSessionUrl(signIn, authenticator, session?.idToken, `${originOf(c, options.publicUrl)}/`).catch((error: unknown) => {
+      // The hub's session is over whatever the provider says; its own may outlive it.
+      log.warn({ err: (error as Error).message }, 'sign-out: the identity provider’s discovery failed; its session is not ended');
+      return undefined;
+    });
+    if (session !== undefined) log.info({ who: session.principal.name, endSession: endSession !== undefined }, 'web sign-out');
+    return c.json({ endSession: endSession ?? null });
   });
-  // Who the browser is signed in as, for the UI's header: names and roles, never the cookie.
+  // Who the browser is signed in as, for the UI's header: names, roles and when the session ends, never the cookie.
   app.get('/session', async (c) => {
-    const principal = await signIn.sealer.openPrincipal(getCookie(c, SESSION_COOKIE));
-    if (principal === undefined) return c.json({ signedIn: false, signIn: SIGN_IN_PATH });
-    return c.json({ signedIn: true, name: principal.name, roles: [...principal.roles], workspaces: readableWorkspaces(principal) ?? '*' });
+    const session = await signIn.sealer.openSession(getCookie(c, SESSION_COOKIE));
+    if (session === undefined) return c.json({ signedIn: false, signIn: SIGN_IN_PATH });
+    const { principal } = session;
+    return c.json({
+      signedIn: true,
+      name: principal.name,
+      roles: [...principal.roles],
+      workspaces: readableWorkspaces(principal) ?? '*',
+      expiresAt: session.expiresAt.toISOString(),
+    });
   });
   return app;
 }

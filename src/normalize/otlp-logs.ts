@@ -43,6 +43,8 @@ export interface NormalizedLogs {
 export class LogsNormalizer implements LogsVisitor {
   readonly #receivedAt: Date;
   readonly #limits: OtlpLimits;
+  /** The workspaces the sender may send reports of; undefined for every one. */
+  readonly #workspaces: ReadonlySet<string> | undefined;
   readonly #records: NormalizedRecord[] = [];
   readonly #rejections: Rejection[] = [];
   #ignored = 0;
@@ -58,9 +60,10 @@ export class LogsNormalizer implements LogsVisitor {
   /** One lookup for the whole request (a record's attribute, else its resource's), not one per record. */
   readonly #attribute: AttributeLookup = (key) => this.#record?.get(key) ?? this.#resource.get(key);
 
-  constructor(receivedAt: Date, limits: OtlpLimits = DEFAULT_OTLP_LIMITS) {
+  constructor(receivedAt: Date, limits: OtlpLimits = DEFAULT_OTLP_LIMITS, workspaces?: readonly string[]) {
     this.#receivedAt = receivedAt;
     this.#limits = limits;
+    this.#workspaces = workspaces === undefined ? undefined : new Set(workspaces);
   }
 
   /** Records in the request so far. Past the request limit they are only counted (the caller refuses the request). */
@@ -89,8 +92,12 @@ export class LogsNormalizer implements LogsVisitor {
     this.#record = undefined;
     if (outcome === undefined) this.#ignored += 1;
     else if (!outcome.ok) this.#rejections.push({ position: this.#position(), reason: outcome.reason });
-    else if (isMany(outcome.value)) for (const one of outcome.value) this.#records.push(one);
-    else this.#records.push(outcome.value);
+    else {
+      const records = isMany(outcome.value) ? outcome.value : [outcome.value];
+      const outside = this.#workspaces === undefined ? undefined : records.map((one) => outsideWorkspaces(one, this.#workspaces!)).find((reason) => reason !== undefined);
+      if (outside !== undefined) this.#rejections.push({ position: this.#position(), reason: outside });
+      else for (const one of records) this.#records.push(one);
+    }
   }
 
   #position(): string {
@@ -170,6 +177,23 @@ function normalizeOne(
     default:
       return undefined;
   }
+}
+
+/**
+ * Why a sender restricted to `workspaces` may not send the record, if it may not: a descriptor of
+ * another workspace, or a record that names no workspace (a reconciler's state, a Flux or Argo CD
+ * object: which workspaces it concerns follows from targets that may not even be known yet, so it is
+ * refused rather than guessed).
+ */
+function outsideWorkspaces(record: NormalizedRecord, workspaces: ReadonlySet<string>): string | undefined {
+  const allowed = [...workspaces].sort().join(', ');
+  if (record.kind === 'desired-state') {
+    return workspaces.has(record.workspace)
+      ? undefined
+      : `${RECORD_KINDS.descriptor}: body.workload.application.workspace.name: ${JSON.stringify(record.workspace)} is not among the workspaces this credential may send (${allowed})`;
+  }
+  const what = record.kind === 'flux-object' ? 'a Flux object' : record.kind === 'reconciler-removed' ? 'a removed reconciler' : 'a reconciler’s state';
+  return `${what} names no workspace, and this credential may send only for workspaces ${allowed} (their deployment descriptors): send real state with an ingest credential for every workspace`;
 }
 
 function isMany(value: NormalizedRecord | readonly NormalizedRecord[]): value is readonly NormalizedRecord[] {

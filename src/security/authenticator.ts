@@ -30,10 +30,16 @@ export interface AuthenticatorOptions {
   readonly oidcTuning?: Partial<OidcTuning>;
 }
 
-const SHARED_API: Omit<Principal, 'name'> = { via: 'token', roles: new Set<Role>(['viewer', 'pipeline']), workspaces: 'all' };
-const SHARED_INGEST: Omit<Principal, 'name'> = { via: 'token', roles: new Set<Role>(['ingest']), workspaces: 'all' };
+const SHARED_API: Omit<Principal, 'name'> = { via: 'token', roles: new Set<Role>(['viewer', 'pipeline']), workspaces: 'all', ingestWorkspaces: [] };
+const SHARED_INGEST: Omit<Principal, 'name'> = { via: 'token', roles: new Set<Role>(['ingest']), workspaces: [], ingestWorkspaces: 'all' };
 /** Where nothing is configured for a door, everyone may use it, as before identities existed. */
-export const ANONYMOUS: Principal = { via: 'anonymous', name: 'anonymous', roles: new Set<Role>(['viewer', 'pipeline', 'ingest']), workspaces: 'all' };
+export const ANONYMOUS: Principal = {
+  via: 'anonymous',
+  name: 'anonymous',
+  roles: new Set<Role>(['viewer', 'pipeline', 'ingest']),
+  workspaces: 'all',
+  ingestWorkspaces: 'all',
+};
 
 export class Authenticator {
   readonly #options: AuthenticatorOptions;
@@ -83,7 +89,10 @@ export class Authenticator {
     // Both lists are compared whole, whatever matched: no early exit tells which kind it was.
     const sharedMatch = shared !== undefined && bearerTokenMatches(`Bearer ${token}`, shared);
     const named = this.#options.serviceTokens?.match(token);
-    if (named !== undefined) return { kind: 'ok', principal: { via: 'token', name: named.name, roles: named.roles, workspaces: named.workspaces } };
+    // A token's workspaces hold for each of its roles: what it reads and what it may send.
+    if (named !== undefined) {
+      return { kind: 'ok', principal: { via: 'token', name: named.name, roles: named.roles, workspaces: named.workspaces, ingestWorkspaces: named.workspaces } };
+    }
     if (sharedMatch) return { kind: 'ok', principal: door === 'api' ? { ...SHARED_API, name: 'api-token' } : { ...SHARED_INGEST, name: 'ingest-token' } };
     return refused('unknown_token', 'wrong bearer token');
   }

@@ -3,7 +3,7 @@
 // matches none is who it says, with no role (refused 403, not 401: the token was good).
 import type { JWTPayload } from 'jose';
 import type { ClaimRule, IssuerConfig } from './auth-config-file.ts';
-import type { Principal, Role } from './roles.ts';
+import type { Principal, Role, WorkspaceScope } from './roles.ts';
 
 const globCache = new Map<string, RegExp>();
 
@@ -31,19 +31,31 @@ function holds(rule: ClaimRule, claims: JWTPayload): boolean {
   });
 }
 
+/** The workspaces a rule names (its list and its claim's values); undefined when it names none. */
+function ruleWorkspaces(rule: ClaimRule, claims: JWTPayload): string[] | undefined {
+  if (rule.workspaces === undefined && rule.workspacesClaim === undefined) return undefined;
+  return [...(rule.workspaces ?? []), ...(rule.workspacesClaim === undefined ? [] : claimValues(claims, rule.workspacesClaim))];
+}
+
+const scopeOf = (names: ReadonlySet<string>): WorkspaceScope => (names.has('*') ? 'all' : [...names].sort());
+
 export function principalFromClaims(issuer: IssuerConfig, claims: JWTPayload, via: 'oidc' | 'session'): Principal {
   const roles = new Set<Role>();
   const workspaces = new Set<string>();
+  // What an ingest rule names restricts what the identity may send; one that names none, every workspace.
+  const ingestWorkspaces = new Set<string>();
   for (const rule of issuer.rules.filter((candidate) => holds(candidate, claims))) {
     for (const role of rule.roles) roles.add(role);
-    for (const workspace of rule.workspaces ?? []) workspaces.add(workspace);
-    if (rule.workspacesClaim !== undefined) for (const workspace of claimValues(claims, rule.workspacesClaim)) workspaces.add(workspace);
+    const named = ruleWorkspaces(rule, claims);
+    for (const workspace of named ?? []) workspaces.add(workspace);
+    if (rule.roles.includes('ingest')) for (const workspace of named ?? ['*']) ingestWorkspaces.add(workspace);
   }
   return {
     via,
     name: claimValues(claims, issuer.nameClaim)[0] ?? claimValues(claims, 'sub')[0] ?? '(no subject)',
     issuer: issuer.issuer,
     roles,
-    workspaces: workspaces.has('*') ? 'all' : [...workspaces].sort(),
+    workspaces: scopeOf(workspaces),
+    ingestWorkspaces: scopeOf(ingestWorkspaces),
   };
 }

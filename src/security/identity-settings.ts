@@ -3,6 +3,7 @@
 // their claims into roles and workspaces (and, optionally, the web UI's sign-in).
 import { optionalText } from '../config/setting-parsers.ts';
 import type { Setting } from '../config/setting.ts';
+import { proxyAddresses } from './client-address.ts';
 
 export const IDENTITY_SETTINGS = {
   serviceTokens: {
@@ -25,4 +26,14 @@ export const IDENTITY_SETTINGS = {
     parse: optionalText,
     shownDefault: '(none)',
   } satisfies Setting<string | undefined>,
+  trustedProxies: {
+    flag: 'trusted-proxies',
+    group: 'security',
+    env: ['KALYPSO_TRUSTED_PROXIES'],
+    default: [],
+    description:
+      'Reverse proxies in front of the hub (IP addresses or CIDR ranges, comma-separated) whose `X-Forwarded-For` is believed: failed authentications are then slowed and logged per the client address they saw. Without it the hub keys clients by the connection’s address and ignores the header, which any client can write.',
+    parse: proxyAddresses,
+    shownDefault: '(none)',
+  } satisfies Setting<readonly string[]>,
 } as const;

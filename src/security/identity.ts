@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import type { Logger } from '../log/logger.ts';
 import { AUTH_CONFIG_SETTING, type AuthConfig, loadAuthConfig, type SignInConfig } from './auth-config-file.ts';
 import { Authenticator } from './authenticator.ts';
+import { ClientAddresses } from './client-address.ts';
 import { FailedAuthThrottle, type FailedAuthTuning } from './failed-auth-throttle.ts';
 import type { OidcTuning } from './oidc-issuer.ts';
 import type { SignIn } from './oidc-sign-in.ts';
@@ -18,6 +19,7 @@ export interface IdentityConfig {
   readonly ingestToken: readonly string[] | undefined;
   readonly serviceTokens: string | undefined;
   readonly authConfig: string | undefined;
+  readonly trustedProxies: readonly string[];
 }
 
 export interface IdentityTuning {
@@ -29,6 +31,8 @@ export interface IdentityTuning {
 export interface Identity {
   readonly authenticator: Authenticator;
   readonly throttle: FailedAuthThrottle;
+  /** Which address is a request's client, for the throttle and the logs (--trusted-proxies). */
+  readonly clientAddresses: ClientAddresses;
   /** The --auth-config file, checked (its sign-in section configures the web UI's). */
   readonly auth: AuthConfig | undefined;
   /** The web UI's sign-in through the organisation's identity provider, when configured. */
@@ -48,7 +52,8 @@ export async function loadIdentity(config: IdentityConfig, log: Logger, tuning: 
   });
   if (auth !== undefined) log.info({ issuers: auth.issuers.map((issuer) => issuer.issuer), signIn: auth.signIn?.issuer ?? null }, 'trusted OpenID Connect issuers');
   const signIn = auth?.signIn === undefined ? undefined : await loadSignIn(config.authConfig!, auth.signIn);
-  return { authenticator, throttle: new FailedAuthThrottle(tuning.failedAuth), auth, signIn, close: () => serviceTokens?.close() };
+  const clientAddresses = new ClientAddresses(config.trustedProxies);
+  return { authenticator, throttle: new FailedAuthThrottle(tuning.failedAuth), clientAddresses, auth, signIn, close: () => serviceTokens?.close() };
 }
 
 /** The sign-in's secrets from the files it names: a missing file or a short key stops start-up, naming the field. */

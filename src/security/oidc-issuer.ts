@@ -10,6 +10,8 @@ export interface Discovery {
   readonly jwks_uri: string;
   readonly authorization_endpoint?: string;
   readonly token_endpoint?: string;
+  /** Where sign-out ends the provider's session (RP-Initiated Logout 1.0, 2.1), if it offers that. */
+  readonly end_session_endpoint?: string;
 }
 
 export const OIDC_TUNING = {

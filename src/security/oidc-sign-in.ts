@@ -3,7 +3,10 @@
 // with a fresh state, nonce and code challenge — kept meanwhile in a sealed, short-lived cookie, so
 // no server-side store is needed — then exchanges the code (with the verifier) for an ID token at
 // the token endpoint, verifies it like any token of a trusted issuer (audience: the hub's client
-// id) and its nonce, and maps its claims to roles with the issuer's rules.
+// id) and its nonce, and maps its claims to roles with the issuer's rules. The session lasts as long
+// as the ID token at most (its roles were mapped from it: no stale roles past its `exp`); signing out
+// ends the provider's session too, through its end_session_endpoint (OpenID Connect RP-Initiated
+// Logout 1.0), when its discovery document names one (docs/research/oidc-rp-initiated-logout.md).
 import { createHash, randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import type { SignInConfig } from './auth-config-file.ts';
@@ -49,7 +52,17 @@ export async function startSignIn(signIn: SignIn, authenticator: Authenticator, 
   return { url: url.toString(), pending };
 }
 
-export type SignInOutcome = { readonly kind: 'signed-in'; readonly principal: Principal; readonly returnTo: string } | { readonly kind: 'failed'; readonly message: string };
+export type SignInOutcome =
+  | {
+      readonly kind: 'signed-in';
+      readonly principal: Principal;
+      readonly returnTo: string;
+      /** The verified ID token: the hint sign-out gives the provider. */
+      readonly idToken: string;
+      /** When the ID token expires (its `exp`): the session ends then at the latest. */
+      readonly expiresAt: Date;
+    }
+  | { readonly kind: 'failed'; readonly message: string };
 
 /** The callback: the code exchanged and its ID token verified, or why the sign-in failed (never a token). */
 export async function completeSignIn(
@@ -68,9 +81,31 @@ export async function completeSignIn(
   if (typeof idToken !== 'string') return idToken;
   const verified = await authenticator.verifiedPrincipal(idToken, 'session', [signIn.config.clientId]);
   if (verified.kind === 'refused') return { kind: 'failed', message: `ID token: ${verified.message}` };
-  // Verified above: decoding again only reads the nonce the signature covers.
-  if (decodeJwt(idToken).nonce !== pending.nonce) return { kind: 'failed', message: 'ID token: nonce does not match the sign-in this browser started' };
-  return { kind: 'signed-in', principal: verified.principal, returnTo: safeReturnPath(String(pending.returnTo)) };
+  // Verified above (exp is required): decoding again only reads what the signature covers.
+  const { nonce, exp } = decodeJwt(idToken);
+  if (nonce !== pending.nonce) return { kind: 'failed', message: 'ID token: nonce does not match the sign-in this browser started' };
+  const expiresAt = new Date((exp ?? 0) * 1_000);
+  // Let in within the clock tolerance, but a session must not start out expired.
+  if (expiresAt.getTime() <= Date.now()) return { kind: 'failed', message: 'ID token: already expired (exp); are the clocks of the hub and the provider in step?' };
+  return { kind: 'signed-in', principal: verified.principal, returnTo: safeReturnPath(String(pending.returnTo)), idToken, expiresAt };
+}
+
+/**
+ * Where to send the browser to end the provider's session too (RP-Initiated Logout 1.0, section 2):
+ * the provider's end_session_endpoint with the ID token as `id_token_hint` (when the session kept
+ * it), the client id, and where to come back to (`post_logout_redirect_uri`, which must be registered
+ * at the provider); undefined when discovery names no such endpoint (then only the hub's session ends).
+ */
+export async function endSessionUrl(signIn: SignIn, authenticator: Authenticator, idToken: string | undefined, postLogoutRedirectUri: string): Promise<string | undefined> {
+  const discovery = await authenticator.issuer(signIn.config.issuer)!.discovery();
+  if (discovery.end_session_endpoint === undefined) return undefined;
+  const url = new URL(discovery.end_session_endpoint);
+  const params = new URLSearchParams(url.search);
+  if (idToken !== undefined) params.set('id_token_hint', idToken);
+  params.set('client_id', signIn.config.clientId);
+  params.set('post_logout_redirect_uri', postLogoutRedirectUri);
+  url.search = params.toString();
+  return url.toString();
 }
 
 async function exchangeCode(signIn: SignIn, authenticator: Authenticator, code: string, verifier: string, redirectUri: string): Promise<string | SignInOutcome> {

@@ -27,7 +27,13 @@ export interface Principal {
   /** The issuer that vouched for an OIDC identity or a session. */
   readonly issuer?: string;
   readonly roles: ReadonlySet<Role>;
+  /** The workspaces it reads (viewer, pipeline). */
   readonly workspaces: WorkspaceScope;
+  /**
+   * The workspaces whose reports it may send (ingest): apart from `workspaces`, because an identity's
+   * ingest rule may name none (every workspace) while its viewer rule names some.
+   */
+  readonly ingestWorkspaces: WorkspaceScope;
 }
 
 /** The role that lets the principal do it, or undefined. */
@@ -38,6 +44,11 @@ export function grantingRole(principal: Principal, permission: Permission): Role
 /** The workspaces whose data the principal may read; undefined for every one (an admin reads all). */
 export function readableWorkspaces(principal: Principal): readonly string[] | undefined {
   return principal.workspaces === 'all' || principal.roles.has('admin') ? undefined : principal.workspaces;
+}
+
+/** The workspaces whose reports the principal may send; undefined for every one (an admin sends all). */
+export function ingestibleWorkspaces(principal: Principal): readonly string[] | undefined {
+  return principal.ingestWorkspaces === 'all' || principal.roles.has('admin') ? undefined : principal.ingestWorkspaces;
 }
 
 /** Roles that read data, and so need their workspaces named. */

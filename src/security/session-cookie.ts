@@ -13,6 +13,21 @@ export const SIGN_IN_COOKIE = 'kalypso_sign_in';
 /** Shortest session key accepted: it is the only secret between a cookie and a forged one. */
 export const MIN_SESSION_KEY_LENGTH = 32;
 
+/**
+ * Longest session cookie value sealed with the ID token in it: browsers keep cookies of up to 4,096
+ * bytes (name, value and attributes). A larger ID token (many groups) is left out; sign-out then asks
+ * the provider without `id_token_hint`, and the provider asks the person (RP-Initiated Logout 1.0, 2).
+ */
+export const MAX_SESSION_COOKIE_LENGTH = 3_800;
+
+/** A signed-in person's session as the cookie holds it. */
+export interface Session {
+  readonly principal: Principal;
+  /** The ID token the sign-in got: the hint sign-out gives the provider, when it fitted in the cookie. */
+  readonly idToken: string | undefined;
+  readonly expiresAt: Date;
+}
+
 export class SessionSealer {
   readonly #key: Uint8Array;
 
@@ -36,18 +51,28 @@ export class SessionSealer {
     }
   }
 
-  async sealPrincipal(principal: Principal, expiresAt: Date): Promise<string> {
-    return await this.seal(
-      { sub: principal.name, iss_: principal.issuer ?? null, roles: [...principal.roles], workspaces: principal.workspaces === 'all' ? '*' : [...principal.workspaces] },
-      expiresAt,
-    );
+  /** The session's cookie value, with the ID token in it when the cookie stays within MAX_SESSION_COOKIE_LENGTH. */
+  async sealPrincipal(principal: Principal, expiresAt: Date, idToken?: string): Promise<string> {
+    const claims = { sub: principal.name, iss_: principal.issuer ?? null, roles: [...principal.roles], workspaces: principal.workspaces === 'all' ? '*' : [...principal.workspaces] };
+    if (idToken !== undefined) {
+      const sealed = await this.seal({ ...claims, idt: idToken }, expiresAt);
+      if (sealed.length <= MAX_SESSION_COOKIE_LENGTH) return sealed;
+    }
+    return await this.seal(claims, expiresAt);
   }
 
   async openPrincipal(cookie: string | undefined): Promise<Principal | undefined> {
+    return (await this.openSession(cookie))?.principal;
+  }
+
+  /** The session of a cookie this hub sealed, until it expires (with the ID token's `exp` at the latest). */
+  async openSession(cookie: string | undefined): Promise<Session | undefined> {
     const claims = await this.open(cookie);
-    if (claims === undefined || typeof claims.sub !== 'string' || !Array.isArray(claims.roles)) return undefined;
+    if (claims === undefined || typeof claims.sub !== 'string' || !Array.isArray(claims.roles) || typeof claims.exp !== 'number') return undefined;
     const roles = new Set((claims.roles as unknown[]).filter((role): role is Role => (ROLES as readonly unknown[]).includes(role)));
     const workspaces: WorkspaceScope = claims.workspaces === '*' ? 'all' : Array.isArray(claims.workspaces) ? claims.workspaces.map(String) : [];
-    return { via: 'session', name: claims.sub, ...(typeof claims.iss_ === 'string' ? { issuer: claims.iss_ } : {}), roles, workspaces };
+    // A session only reads (the web UI): it sends no reports.
+    const principal: Principal = { via: 'session', name: claims.sub, ...(typeof claims.iss_ === 'string' ? { issuer: claims.iss_ } : {}), roles, workspaces, ingestWorkspaces: [] };
+    return { principal, idToken: typeof claims.idt === 'string' ? claims.idt : undefined, expiresAt: new Date(claims.exp * 1_000) };
   }
 }

@@ -653,6 +653,7 @@ const CASES: Record<string, Case> = {
     expect(tokens.map((token) => [token.name, [...token.roles], token.workspaces])).toEqual([
       ['gate-app-a', ['pipeline'], ['payments']],
       ['edge-collectors', ['ingest'], 'all'],
+      ['cd-payments', ['ingest'], ['payments']],
       ['grafana-team-a', ['viewer'], ['billing', 'payments']],
     ]);
   },

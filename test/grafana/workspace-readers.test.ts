@@ -1,9 +1,10 @@
 // Grafana scoped to workspaces: kalypso_workspace_reader (schema/0030) gives a team's login a schema
 // of views cut to its workspaces and puts it first on the login's search_path, so the provisioned
-// dashboards run unchanged. Logged in as such a role, no panel of any dashboard shows another
-// workspace's names (the Delivery dashboard's functions are refused: it fails closed; State
-// transitions' counts are the team's own function, asking for the team's workspaces only); the
-// unscoped views and the tables are out of its reach.
+// dashboards run unchanged. Logged in as such a role, every panel of every dashboard runs and none
+// shows another workspace's names: the functions the dashboards call with a workspace filter (the
+// Delivery dashboard's kalypso_delivery_*, State transitions' counts) are the team's own copies
+// (schema/0034), asking the hub's for the team's workspaces only; the unscoped views and the tables
+// are out of its reach.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,11 +82,8 @@ describe('per-workspace readers for Grafana', () => {
         for (const name of [B.workspace, B.application, B.workload, B.target, HOST_B]) expect(text, `${dashboard.uid} / ${panel.title}`).not.toContain(name);
       }
     }
-    // The Delivery dashboard calls the kalypso_delivery_* functions, granted to kalypso_reader only:
-    // for a team it fails closed (docs/security.md); every other panel runs.
-    expect(refused.length).toBeGreaterThan(0);
-    for (const refusal of refused) expect(refusal).toMatch(/^kalypso-delivery \/ .*: permission denied for function kalypso_delivery_/);
-    expect(panels - refused.length).toBeGreaterThan(10);
+    expect(refused).toEqual([]);
+    expect(panels).toBeGreaterThan(10);
     expect(rowsSeen).toBeGreaterThan(0);
     const own = await team.query('SELECT DISTINCT workspace FROM kalypso_environment_state');
     expect(own.rows).toEqual([{ workspace: A.workspace }]);
@@ -104,6 +102,23 @@ describe('per-workspace readers for Grafana', () => {
     expect(await sums(team, null)).toEqual([2, 0, 0]);
     expect(await sums(team, [B.workspace])).toEqual([0, 0, 0]);
     expect(await sums(team, [A.workspace, B.workspace])).toEqual([2, 0, 0]);
+  });
+
+  it('answers the Delivery dashboard’s functions over the team’s workspaces only, whatever the variable asks', async () => {
+    const ROLLOUTS = 'SELECT coalesce(sum(rollouts), 0)::int AS rollouts FROM kalypso_delivery_outcomes($1, $2, NULL, $3::text[])';
+    const rollouts = async (client: pg.Client, workspaces: string[] | null): Promise<number> =>
+      (await client.query<{ rollouts: number }>(ROLLOUTS, [range.from, range.to, workspaces])).rows[0]!.rollouts;
+    // The fleet: A's two rollouts (dev, prod) and B's two.
+    expect((await opened.testDb.query<{ rollouts: number }>(ROLLOUTS, [range.from, range.to, null]))[0]!.rollouts).toBe(4);
+    expect(await rollouts(team, null)).toBe(2);
+    expect(await rollouts(team, [B.workspace])).toBe(0);
+    expect(await rollouts(team, [A.workspace, B.workspace])).toBe(2);
+    // The newest rollouts, named: the team's alone, called as the dashboard calls it (defaults for the rest).
+    const named = await team.query<{ workspace: string }>('SELECT workspace FROM kalypso_delivery_rollouts($1, $2)', [range.from, range.to]);
+    expect(named.rows.map((row) => row.workspace)).toEqual([A.workspace, A.workspace]);
+    // The hub's own functions stay Grafana's role's, not the team's.
+    const home = (await opened.testDb.query<{ s: string }>('SELECT current_schema() AS s'))[0]!.s;
+    await expect(team.query(`SELECT * FROM ${home}.kalypso_delivery_totals($1, $2)`, [range.from, range.to])).rejects.toThrow(/permission denied/);
   });
 
   it('keeps the unscoped views and the tables out of the team’s reach', async () => {

@@ -36,7 +36,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   issuer = await startTestIssuer({
     audience: 'kalypso-hub',
-    webClient: { clientId: 'kalypso-web', redirectUri: `${base}/auth/callback` },
+    webClient: { clientId: 'kalypso-web', redirectUri: `${base}/auth/callback`, postLogoutRedirectUri: `${base}/` },
     people: { alice: { name: 'Alice', groups: ['team-a'] }, mallory: { name: 'Mallory', groups: ['elsewhere'] } },
   });
   await writeFile(path.join(dir, 'session.key'), `${randomBytes(36).toString('base64')}\n`);
@@ -111,11 +111,13 @@ describe('web sign-in through the identity provider', () => {
     expect(await page.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie)).not.toContain('kalypso_session');
     expect(authorizations.every((authorization) => authorization === undefined)).toBe(true);
     const who = await page.evaluate(async () => (await fetch('/auth/session')).json());
-    expect(who).toEqual({ signedIn: true, name: 'alice', roles: ['viewer'], workspaces: [A.workspace] });
+    expect(who).toEqual({ signedIn: true, name: 'alice', roles: ['viewer'], workspaces: [A.workspace], expiresAt: expect.any(String) });
 
-    // The header names who is signed in; signing out there ends the session: the UI asks again.
+    // The header names who is signed in; signing out there ends the session (and, once the person
+    // confirms at the provider, the provider's: web-session-lifetime.test.ts): the UI asks again.
     expect(await page.locator('header #session').innerText()).toContain('Signed in as alice');
     await page.locator('header #session').getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('button', { hasText: 'Yes, sign me out' }).click();
     await page.locator('dialog#sign-in').waitFor({ state: 'visible' });
     expect(await page.locator('header #session').innerText()).toBe('');
     expect(await page.evaluate(async () => (await fetch('/api/v1/environments')).status)).toBe(401);

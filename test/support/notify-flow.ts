@@ -104,8 +104,9 @@ export function clusterStates(org: NotifyOrg, environment: string, cluster: stri
   }));
 }
 
-export async function send(hub: RunningHub, specs: readonly LogSpec[]): Promise<void> {
-  const exporter = createExporter('http-protobuf', hub.ports);
+/** `token`: the ingest credential, where the hub asks for one. */
+export async function send(hub: RunningHub, specs: readonly LogSpec[], token?: string): Promise<void> {
+  const exporter = createExporter('http-protobuf', hub.ports, token === undefined ? {} : { token });
   try {
     const result = await exportLogs(exporter, await buildLogRecords(specs));
     if (result.code !== ExportResultCode.SUCCESS) throw new Error(`export failed: ${String(result.error)}`);

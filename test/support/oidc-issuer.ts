@@ -19,8 +19,10 @@ export interface SigningKey {
 export interface TestIssuerOptions {
   /** Confidential clients minting tokens for themselves (client credentials), with the claims their tokens carry. */
   readonly machines?: Readonly<Record<string, { readonly secret: string; readonly claims: JWTPayload }>>;
-  /** The web UI's client (public: PKCE alone), and its redirect URI. */
-  readonly webClient?: { readonly clientId: string; readonly redirectUri: string };
+  /** The web UI's client (public: PKCE alone), its redirect URI and where sign-out may return to. */
+  readonly webClient?: { readonly clientId: string; readonly redirectUri: string; readonly postLogoutRedirectUri?: string };
+  /** How long the ID tokens it issues live (asked at each issue; default the provider's hour). */
+  readonly idTokenSeconds?: () => number;
   /** Claims of the people who sign in, by login name (the dev login page takes any name). */
   readonly people?: Readonly<Record<string, JWTPayload>>;
   /** The audience the provider's access tokens carry. */
@@ -118,10 +120,12 @@ function providerFor(issuer: string, key: SigningKey, options: TestIssuerOptions
               grant_types: ['authorization_code'],
               response_types: ['code'],
               redirect_uris: [options.webClient.redirectUri],
+              ...(options.webClient.postLogoutRedirectUri === undefined ? {} : { post_logout_redirect_uris: [options.webClient.postLogoutRedirectUri] }),
             } satisfies ClientMetadata,
           ]),
     ],
     claims: { openid: ['sub'], profile: ['name', 'groups'], email: ['email'] },
+    ...(options.idTokenSeconds === undefined ? {} : { ttl: { IdToken: () => options.idTokenSeconds!() } }),
     scopes: ['openid', 'profile', 'email', 'api'],
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, ...(options.people?.[sub] ?? {}) }) }),
     features: {

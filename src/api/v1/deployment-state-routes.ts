@@ -29,7 +29,7 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     // Before the commit is resolved: an unknown prefix's answer lists candidates.
     const workspaces = WorkspaceScope.of(c, deps);
     if (workspaces !== undefined) await ('environment' in scope ? workspaces.requireEnvironment(scope.environment) : workspaces.requireEndpoint(scope.endpoint));
-    const resolved = await resolveCommit(deps.db, scope, query.commit);
+    const resolved = await resolveCommit(deps.db, scope, query.commit, workspaces === undefined ? undefined : [...workspaces.workspaces]);
     if (!resolved.ok) throw new ApiError(400, 'invalid_parameter', `commit: ${resolved.reason}`);
     const commit = resolved.value;
     const page = {

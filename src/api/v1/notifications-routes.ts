@@ -9,7 +9,11 @@ export function notificationsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
   app.openapi(notifications, async (c) => {
     const { limit } = c.req.valid('query');
     const now = deps.clock();
-    const [queues, items] = await Promise.all([channelQueues(deps.db, now), undeliveredMessages(deps.db, now, limit)]);
+    // A scoped caller sees the messages about its workspaces (the report cuts them before `limit`);
+    // the channels are the hub's, their queues counted over the fleet (numbers, never names).
+    const scope = WorkspaceScope.of(c, deps);
+    const workspaces = scope === undefined ? undefined : [...scope.workspaces];
+    const [queues, items] = await Promise.all([channelQueues(deps.db, now), undeliveredMessages(deps.db, now, limit, workspaces)]);
     const channels = deps.notifications.channels.map((channel) => {
       const queue = queues.find((found) => found.channel === channel.name);
       return {
@@ -22,8 +26,6 @@ export function notificationsRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
         pauseReason: queue?.pauseReason ?? null,
       };
     });
-    const answer = { publicUrl: deps.notifications.publicUrl ?? null, channels, items: items.map(({ id: _id, key: _key, ...item }) => item) };
-    const scope = WorkspaceScope.of(c, deps);
-    return c.json(scope === undefined ? answer : scope.notifications(answer), 200);
+    return c.json({ publicUrl: deps.notifications.publicUrl ?? null, channels, items: items.map(({ id: _id, key: _key, ...item }) => item) }, 200);
   });
 }

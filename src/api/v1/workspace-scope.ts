@@ -8,12 +8,7 @@
 // rollout gates are not cut afterwards: they are paged in the database, so the caller's workspaces
 // restrict their queries before counting and paging (GatePage.workspaces).
 import type { Context } from 'hono';
-import type {
-  DeliveryReport,
-  Host,
-  HostState,
-  Notifications,
-} from '../../contract/answer-types.ts';
+import type { DeliveryReport, Host, HostState } from '../../contract/answer-types.ts';
 import { readableWorkspaces } from '../../security/roles.ts';
 import { type VisibleNames, visibleNames } from '../../store/reports/workspace-visibility.ts';
 import { ApiError } from '../api-error.ts';
@@ -81,10 +76,5 @@ export class WorkspaceScope {
   async delivery(report: DeliveryReport): Promise<DeliveryReport> {
     const { hosts } = await this.names();
     return { ...report, recentRollouts: this.rows(report.recentRollouts), laggingHosts: report.laggingHosts.filter((host) => hosts.has(host.host)) };
-  }
-
-  /** Channels are the hub's; undelivered messages name environments, commits and hosts of every workspace. */
-  notifications(answer: Notifications): Notifications {
-    return { ...answer, items: [] };
   }
 }

@@ -52,9 +52,10 @@ export class GrpcReceiver {
       'grpc.max_send_message_length': 4 * 1024 * 1024,
     });
     const handler: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
-      const exported = (): void => {
+      // `workspaces`: those the sender's credential may send reports of; undefined for every one.
+      const exported = (workspaces?: readonly string[]): void => {
         logsExport
-          .export('grpc', { bytes: call.request.length, encoding: 'protobuf' }, (visitor) => walkLogsProtobuf(call.request, visitor))
+          .export('grpc', { bytes: call.request.length, encoding: 'protobuf' }, (visitor) => walkLogsProtobuf(call.request, visitor), workspaces)
           .then((outcome) => answer(outcome, callback))
           .catch((error: unknown) => {
             log.error({ err: error }, 'OTLP/gRPC export failed');
@@ -63,9 +64,12 @@ export class GrpcReceiver {
       };
       if (options.gate === undefined) return exported();
       const header = call.metadata.get('authorization')[0];
-      options.gate(typeof header === 'string' ? header : undefined, peerAddress(call.getPeer()), 'grpc')
+      // A proxy in front of gRPC (Envoy, an ingress) passes X-Forwarded-For as metadata.
+      const forwardedFor = call.metadata.get('x-forwarded-for').map(String).join(',');
+      const peer = { address: peerAddress(call.getPeer()), forwardedFor: forwardedFor === '' ? undefined : forwardedFor };
+      options.gate(typeof header === 'string' ? header : undefined, peer, 'grpc')
         .then((verdict) => {
-          if (verdict.kind === 'admitted') return exported();
+          if (verdict.kind === 'admitted') return exported(verdict.workspaces);
           const code = verdict.kind === 'forbidden' ? grpc.status.PERMISSION_DENIED : grpc.status.UNAUTHENTICATED;
           callback({ code, details: verdict.message });
         })

@@ -20,7 +20,15 @@ export interface HttpReceiverOptions {
   readonly tls: boolean;
 }
 
-type OtlpHttp = { Variables: { encoding: OtlpHttpEncoding; contentEncoding: string; declaredBytes: number } };
+type OtlpHttp = {
+  Variables: {
+    encoding: OtlpHttpEncoding;
+    contentEncoding: string;
+    declaredBytes: number;
+    /** The workspaces the sender's credential may send reports of; unset for every one. */
+    workspaces: readonly string[] | undefined;
+  };
+};
 type OtlpContext = Context<OtlpHttp>;
 type Step = MiddlewareHandler<OtlpHttp>;
 
@@ -115,7 +123,8 @@ const exportLogs =
       throw error;
     }
     try {
-      return answer(c, await logsExport.export('http', { bytes: body.length, encoding: encoding.name }, (visitor) => encoding.walk(body, visitor)));
+      const walk = (visitor: Parameters<typeof encoding.walk>[1]): void => encoding.walk(body, visitor);
+      return answer(c, await logsExport.export('http', { bytes: body.length, encoding: encoding.name }, walk, c.var.workspaces));
     } catch (error) {
       log.error({ err: error }, 'OTLP/HTTP export failed');
       return answer(c, { kind: 'unavailable', retryAfterSeconds: RETRY_LATER_SECONDS, message: 'internal error; retry later' });
@@ -125,15 +134,17 @@ const exportLogs =
 /** The token step: 401 without a good credential, 403 with one that lacks the ingest role. */
 function admitExport(gate: IngestGate): Step {
   return async (c, next) => {
-    const verdict = await gate(c.req.header('authorization'), clientAddress(c), 'http');
-    if (verdict.kind === 'unauthenticated') return errorReply(c, 401, UNAUTHENTICATED, verdict.message);
-    if (verdict.kind === 'forbidden') return errorReply(c, 403, PERMISSION_DENIED, verdict.message);
+    const verdict = await gate(c.req.header('authorization'), { address: socketAddress(c), forwardedFor: c.req.header('x-forwarded-for') }, 'http');
+    if (verdict.kind !== 'admitted') {
+      return verdict.kind === 'forbidden' ? errorReply(c, 403, PERMISSION_DENIED, verdict.message) : errorReply(c, 401, UNAUTHENTICATED, verdict.message);
+    }
+    c.set('workspaces', verdict.workspaces);
     await next();
     return undefined;
   };
 }
 
-function clientAddress(c: OtlpContext): string {
+function socketAddress(c: OtlpContext): string {
   try {
     return getConnInfo(c).remote.address ?? 'unknown';
   } catch {

@@ -50,8 +50,9 @@ export class LogsExport {
     this.#deps = deps;
   }
 
-  async export(transport: Transport, wire: WireRequest, walk: LogsWalk): Promise<ExportOutcome> {
-    const outcome = await this.#withinMemory(wire, (reservation) => this.#export(transport, walk, wire, reservation));
+  /** `workspaces`: those the sender may send reports of (its credential's), undefined for every one. */
+  async export(transport: Transport, wire: WireRequest, walk: LogsWalk, workspaces?: readonly string[]): Promise<ExportOutcome> {
+    const outcome = await this.#withinMemory(wire, (reservation) => this.#export(transport, walk, wire, reservation, workspaces));
     return this.#counted(transport, outcome);
   }
 
@@ -91,9 +92,9 @@ export class LogsExport {
     };
   }
 
-  async #export(transport: Transport, walk: LogsWalk, wire: WireRequest, reservation: DecodeReservation): Promise<ExportOutcome> {
+  async #export(transport: Transport, walk: LogsWalk, wire: WireRequest, reservation: DecodeReservation, workspaces: readonly string[] | undefined): Promise<ExportOutcome> {
     const { groupCommit, metrics, log } = this.#deps;
-    const normalized = this.#normalized(walk);
+    const normalized = this.#normalized(walk, workspaces);
     if (!('records' in normalized)) return normalized;
     // Decoded: from here on the export holds only its bytes and records (see decode-memory.ts).
     reservation.shrinkTo(retainedSizeBound(wire.bytes, normalized.records.length + normalized.rejected.length));
@@ -134,9 +135,9 @@ export class LogsExport {
    * The request decoded and normalized, or why it cannot be. A call of its own, which returns
    * nothing of the decoding: what an async function holds in locals is kept across its awaits.
    */
-  #normalized(walk: LogsWalk): NormalizedLogs | ExportOutcome {
+  #normalized(walk: LogsWalk, workspaces: readonly string[] | undefined): NormalizedLogs | ExportOutcome {
     const { limits } = this.#deps;
-    const normalizer = new LogsNormalizer(new Date(), limits);
+    const normalizer = new LogsNormalizer(new Date(), limits, workspaces);
     try {
       walk(normalizer);
     } catch (error) {

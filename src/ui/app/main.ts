@@ -95,5 +95,5 @@ window.addEventListener('kalypso:signed-in', route);
 window.addEventListener('kalypso:navigate', (event) => navigate((event as CustomEvent<string>).detail));
 
 startRefreshing(document.getElementById('refresh')!, refreshCurrent);
-void showSession(document.getElementById('session')!);
+void showSession(document.getElementById('session')!, () => void refreshCurrent());
 route();

@@ -54,17 +54,34 @@ export function askForApiToken(wrongToken: boolean, signInPath: string | null = 
   input.focus();
 }
 
+/** Longest wait setTimeout keeps (about 24.8 days); a longer one would fire at once. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 /**
  * Who is signed in through the identity provider, in the header, with a way out. The session
- * cookie is HttpOnly: the page asks the hub (/auth/session) rather than read it.
+ * cookie is HttpOnly: the page asks the hub (/auth/session) rather than read it. When the session
+ * ends (with its ID token), the header is cleared and `ended` runs: the page's next request is
+ * refused, which asks for a sign-in again. Signing out ends the hub's session, then the provider's
+ * where it offers that (the hub answers with its end-session address).
  */
-export async function showSession(slot: HTMLElement): Promise<void> {
+export async function showSession(slot: HTMLElement, ended: () => void): Promise<void> {
   const response = await fetch('/auth/session').catch(() => undefined);
-  const session = response?.ok === true ? ((await response.json()) as { signedIn: boolean; name?: string }) : undefined;
+  const session = response?.ok === true ? ((await response.json()) as { signedIn: boolean; name?: string; expiresAt?: string }) : undefined;
   if (session?.signedIn !== true) return;
   const signOut = h('button', { type: 'button' }, 'Sign out');
   signOut.addEventListener('click', () => {
-    void fetch('/auth/logout', { method: 'POST' }).then(() => location.reload());
+    void fetch('/auth/logout', { method: 'POST' })
+      .then(async (answer) => ((await answer.json()) as { endSession: string | null }).endSession)
+      .catch(() => null)
+      .then((endSession) => (endSession === null ? location.reload() : location.assign(endSession)));
   });
   slot.replaceChildren(h('span', { class: 'who' }, 'Signed in as ', h('strong', {}, session.name ?? '')), signOut);
+  const left = session.expiresAt === undefined ? Number.NaN : Date.parse(session.expiresAt) - Date.now();
+  if (Number.isFinite(left) && left < MAX_TIMEOUT_MS) {
+    // A moment past the end: the hub reads expiry in whole seconds.
+    setTimeout(() => {
+      slot.replaceChildren();
+      ended();
+    }, Math.max(0, left) + 250);
+  }
 }
