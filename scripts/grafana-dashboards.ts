@@ -215,17 +215,26 @@ function timeSeries(title: string, description: string, gridPos: GridPos, rawSql
   };
 }
 
+/**
+ * At most this many rows in a table whose rows grow with the fleet (12,000 targets, 20,000 hosts,
+ * 240,000 reconcilers at fleet L): the rows a person reads first, problems first; the variables
+ * narrow the rest. Grafana would fetch and lay out every row before showing the first.
+ */
+const TABLE_ROWS = 1000;
+
+// Targets not settled first (failing, stale, in progress, out of date, without reconcilers).
 const ENVIRONMENT_STATE_SQL = `
 SELECT environment, workspace, application, workload, deployment_target, desired_version, deployed_versions, status,
        reconcilers, succeeded, failed, in_progress, stale, assigned_at, manifests_endpoint
   FROM kalypso_environment_state
  WHERE ${TARGET_FILTER}
- ORDER BY environment_order, workspace, application, workload, deployment_target`;
+ ORDER BY status = 'success', environment_order, workspace, application, workload, deployment_target
+ LIMIT ${TABLE_ROWS}`;
 
 function environmentStateTable(gridPos: GridPos): Json {
   return table(
     'Environment state',
-    'Per deployment target: the version CD assigned (desired) and the versions its reconcilers applied, with reconcilers by status. Status is the worst of them; out_of_date means reconcilers still on an older commit.',
+    `Per deployment target: the version CD assigned (desired) and the versions its reconcilers applied, with reconcilers by status. Status is the worst of them; out_of_date means reconcilers still on an older commit. Targets not settled first, then in promotion order; at most ${TABLE_ROWS.toLocaleString('en')} rows (narrow with the variables).`,
     gridPos,
     ENVIRONMENT_STATE_SQL,
     [
@@ -361,17 +370,34 @@ const deploymentObservability = dashboard(
     ),
     table(
       'Differences from the previous environment',
-      'Targets whose desired version differs from the environment before them in the promotion order.',
+      `Targets whose desired version differs from the environment before them in the promotion order; at most ${TABLE_ROWS.toLocaleString('en')} rows (narrow with the variables).`,
       { h: 8, w: 24, x: 0, y: 27 },
       `SELECT workspace, application, workload, deployment_target, previous_environment, previous_desired_version,
        environment, desired_version, deployed_versions, status
   FROM kalypso_environment_discrepancy
  WHERE differs_from_previous AND ${TARGET_FILTER}
- ORDER BY workspace, application, workload, deployment_target, environment_order`,
+ ORDER BY workspace, application, workload, deployment_target, environment_order
+ LIMIT ${TABLE_ROWS}`,
       [statusCell()],
     ),
   ],
 );
+
+// Rank by rank, problems first: each rank's reconcilers are chosen, named and sorted on their own, and
+// the parts run in order until the page is full. Sorted as one, every one of fleet L's 240,000
+// reconcilers was named before the first 5,000 were kept; a quiet fleet's page is full of its failing
+// and stale ones before the succeeded are looked at.
+const RECONCILERS_SQL = ['failure', 'stale', 'in_progress', 'success']
+  .map(
+    (status) => `(SELECT host, reconciler, reconciler_type, environment, workspace, application, workload, deployment_target,
+       desired_version, applied_version, applied_commit, status, status_message, status_since, last_seen_at, manifests_endpoint
+  FROM kalypso_host_state
+ WHERE host IN ($host) AND status = '${status}'
+ ORDER BY host, reconciler, environment_order
+ LIMIT ${TABLE_ROWS})`,
+  )
+  .join('\nUNION ALL\n')
+  .concat(`\nLIMIT ${TABLE_ROWS}`);
 
 const clusterState = dashboard(
   'kalypso-cluster-state',
@@ -398,12 +424,13 @@ const clusterState = dashboard(
     ),
     table(
       'Hosts',
-      'One row per host, its environments in promotion order. Click a host to narrow the dashboard to it.',
+      `One row per host, its environments in promotion order. Hosts with a problem first (offline, or reconcilers failing, stale or drifting), then by name; at most ${TABLE_ROWS.toLocaleString('en')} rows (narrow with the host variable). Click a host to narrow the dashboard to it.`,
       { h: 10, w: 24, x: 0, y: 5 },
       `SELECT host, host_type, offline, last_seen_at AS last_seen, reconcilers, failed, stale, in_progress, drifting, environments
   FROM kalypso_host_summary
  WHERE host IN ($host)
- ORDER BY host`,
+ ORDER BY offline OR failed > 0 OR stale > 0 OR drifting > 0 DESC, host
+ LIMIT ${TABLE_ROWS}`,
       [
         linkColumn('host', 'This host only', 'kalypso-cluster-state', { host: 'host' }),
         column('offline', { id: 'mappings', value: [{ type: 'value', options: { true: { color: 'orange', text: 'offline', index: 0 }, false: { color: 'green', text: 'online', index: 1 } } }] }, { id: 'custom.cellOptions', value: { type: 'color-text' } }),
@@ -411,14 +438,9 @@ const clusterState = dashboard(
     ),
     table(
       'Reconcilers',
-      'What every reconciler applied, against the version its deployment target wants. Problems first; at most 5,000 rows (narrow with the host variable).',
+      `What every reconciler applied, against the version its deployment target wants. Problems first (failing, stale, in progress), each by host; at most ${TABLE_ROWS.toLocaleString('en')} rows (narrow with the host variable).`,
       { h: 14, w: 24, x: 0, y: 15 },
-      `SELECT host, reconciler, reconciler_type, environment, workspace, application, workload, deployment_target,
-       desired_version, applied_version, applied_commit, status, status_message, status_since, last_seen_at, manifests_endpoint
-  FROM kalypso_host_state
- WHERE host IN ($host)
- ORDER BY CASE status WHEN 'failure' THEN 0 WHEN 'stale' THEN 1 WHEN 'in_progress' THEN 2 ELSE 3 END, host, reconciler, environment_order
- LIMIT 5000`,
+      RECONCILERS_SQL,
       [statusCell(), linkColumn('host', 'History of this host', 'kalypso-environment-history', { host: 'host' })],
     ),
   ],
@@ -532,13 +554,14 @@ const drift = dashboard(
     },
     table(
       'Drift',
-      'Longest-standing first. Reasons: not_on_desired_commit (the target wants another commit), failing, stale (silent too long).',
+      `Longest-standing first; at most ${TABLE_ROWS.toLocaleString('en')} rows (narrow with the variables; Drifting reconcilers counts them all). Reasons: not_on_desired_commit (the target wants another commit), failing, stale (silent too long).`,
       { h: 16, w: 24, x: 0, y: 5 },
       `SELECT environment, workspace, application, workload, deployment_target, host, reconciler,
        desired_version, applied_version, applied_commit, status, reasons, drifting_since, drifting_for_seconds, status_message
   FROM kalypso_drift
  WHERE ${TARGET_FILTER}
- ORDER BY drifting_since, host, reconciler, environment_order`,
+ ORDER BY drifting_since, host, reconciler, environment_order
+ LIMIT ${TABLE_ROWS}`,
       [
         statusCell(),
         column('drifting_for_seconds', { id: 'unit', value: 's' }, { id: 'displayName', value: 'drifting for' }),

@@ -139,6 +139,40 @@ describe('Grafana dashboards', () => {
     }
   });
 
+  it('show the problems of the tables that grow with the fleet first: targets not settled, hosts in trouble, reconcilers failing, stale, in progress', async () => {
+    const rowsOf = async (uid: string, title: string) => {
+      const dashboard = dashboards.find((candidate) => candidate.uid === uid)!;
+      const panel = dashboard.panels.find((candidate) => candidate.title === title)!;
+      const variables = await resolveVariables(reader, dashboard, range);
+      return (await reader.query<Record<string, unknown>>(expandGrafanaSql(panel.targets[0]!.rawSql, variables, range))).rows;
+    };
+    // Each table's rows against the same rows from the view, ordered by the rule the description states.
+    const targets = await rowsOf('kalypso-deployment-observability', 'Environment state');
+    const expectedTargets = (
+      await reader.query<{ environment: string; deployment_target: string; workload: string; status: string }>(
+        'SELECT environment, workload, deployment_target, status FROM kalypso_environment_state ORDER BY environment_order, workspace, application, workload, deployment_target',
+      )
+    ).rows;
+    const settled = (row: { status: unknown }) => row.status === 'success';
+    expect(expectedTargets.some(settled) && !expectedTargets.every(settled), 'the known fleet has targets settled and not').toBe(true);
+    expect(targets.map((row) => [row['environment'], row['workload'], row['status']])).toEqual(
+      [...expectedTargets.filter((row) => !settled(row)), ...expectedTargets.filter(settled)].map((row) => [row.environment, row.workload, row.status]),
+    );
+
+    const hosts = await rowsOf('kalypso-cluster-state', 'Hosts');
+    const troubled = (row: Record<string, unknown>) => row['offline'] === true || [row['failed'], row['stale'], row['drifting']].some((n) => Number(n) > 0);
+    const expectedHosts = (await reader.query<Record<string, unknown>>('SELECT host, offline, failed, stale, drifting FROM kalypso_host_summary ORDER BY host')).rows;
+    expect(expectedHosts.some(troubled) && !expectedHosts.every(troubled), 'the known fleet has hosts in trouble and not').toBe(true);
+    expect(hosts.map((row) => row['host'])).toEqual([...expectedHosts.filter(troubled), ...expectedHosts.filter((row) => !troubled(row))].map((row) => row['host']));
+
+    const reconcilers = await rowsOf('kalypso-cluster-state', 'Reconcilers');
+    const rank = ['failure', 'stale', 'in_progress', 'success'];
+    const expectedReconcilers = (await reader.query<Record<string, unknown>>('SELECT host, reconciler, status FROM kalypso_host_state ORDER BY host, reconciler, environment_order')).rows;
+    expect(new Set(expectedReconcilers.map((row) => row['status'])), 'the known fleet has reconcilers of every status').toEqual(new Set(rank));
+    const ranked = rank.flatMap((status) => expectedReconcilers.filter((row) => row['status'] === status));
+    expect(reconcilers.map((row) => [row['host'], row['reconciler'], row['status']])).toEqual(ranked.map((row) => [row['host'], row['reconciler'], row['status']]));
+  });
+
   describe.each(dashboards.map((dashboard) => [dashboard.title, dashboard] as const))('%s', (_title, dashboard) => {
     it.each(dashboard.panels.map((panel) => [panel.title, panel] as const))(
       'panel "%s" runs as kalypso_reader and returns the columns it names',

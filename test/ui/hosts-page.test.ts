@@ -137,6 +137,11 @@ describe('hosts page at 1440 px', () => {
     await totalIs(page, want.length);
     expect(await page.locator('.host-totals').textContent()).toBe(summaryOf(want, HOSTS));
     expect(await shownHosts(page)).toEqual(want.slice(0, PAGE).map((host) => host.name));
+    // The environment filter fills in on its own, in promotion order, keeping the one chosen.
+    const choices = page.locator('select[name="environment"] option');
+    await expect.poll(() => choices.count()).toBe(fleet.environments.length + 1);
+    expect(await choices.evaluateAll((options) => options.map((option) => (option as unknown as { value: string }).value))).toEqual(['', ...fleet.environments]);
+    expect(await page.locator('select[name="environment"]').inputValue()).toBe(environment);
     await page.screenshot({ path: await artifactPath('hosts-filtered'), fullPage: false });
 
     // A part of a name, typed in another case; status from the summary's link.

@@ -36,16 +36,25 @@ export function mountHosts(root: HTMLElement, signal: AbortSignal): Page {
     content,
   );
 
+  // The environment filter's choices arrive on their own: the hosts do not wait for the environments'
+  // counts, which take longer than a page of hosts at fleet L. The chosen one is offered at once.
+  if (filters.environment !== undefined) environments.append(h('option', { value: filters.environment, selected: true }, filters.environment));
+  let offered = false;
+  const offerEnvironments = (names: readonly string[]): void => {
+    if (offered) return;
+    offered = true;
+    // In promotion order, keeping what is chosen (perhaps by the person meanwhile).
+    const chosen = environments.value;
+    while (environments.options.length > 1) environments.remove(1);
+    environments.append(...names.map((name) => h('option', { value: name, selected: name === chosen }, name)));
+  };
+
   return {
-    refresh: () =>
-      guarded(content, signal, async () => {
-        const [{ items: known }, page] = await Promise.all([
-          apiGet('/environments', {}, {}, signal),
-          apiGet('/hosts', {}, { ...filters, cursor, limit: PAGE_SIZE }, signal),
-        ]);
-        if (environments.options.length === 1) {
-          environments.append(...known.map((entry) => h('option', { value: entry.name, selected: entry.name === filters.environment }, entry.name)));
-        }
+    refresh: () => {
+      // Asked until they came; a failure leaves the filter offering what it has (the hosts' own failure is shown).
+      if (!offered) void apiGet('/environments', {}, {}, signal).then(({ items }) => offerEnvironments(items.map((entry) => entry.name)), () => undefined);
+      return guarded(content, signal, async () => {
+        const page = await apiGet('/hosts', {}, { ...filters, cursor, limit: PAGE_SIZE }, signal);
         if (page.fleet.hosts === 0) {
           updateContent(content, noDataYet('hosts'));
           return;
@@ -57,6 +66,7 @@ export function mountHosts(root: HTMLElement, signal: AbortSignal): Page {
           page.items.length === 0 ? h('p', { class: 'muted' }, 'No hosts match.') : hostsTable(page.items),
           page.items.length === 0 ? null : hostsPager('nav', page, filters, cursor),
         );
-      }),
+      });
+    },
   };
 }
