@@ -8,9 +8,13 @@ CREATE OR REPLACE FUNCTION public.kalypso_delivery_window_laggards(since timesta
 AS $function$
   SELECT l.* FROM rollout_laggard l
    WHERE l.assigned_at >= since AND l.assigned_at < until
-     AND (coalesce(environments, workspaces, applications, workloads, deployment_targets, hosts) IS NULL
-          OR l.deployment_target_id IN (SELECT s.id FROM kalypso_delivery_slice(environments, workspaces, applications, workloads,
-                                                                                 deployment_targets, hosts) s(id)))
+     AND coalesce(environments, workspaces, applications, workloads, deployment_targets, hosts) IS NULL
+  UNION ALL
+  SELECT l.* FROM rollout_laggard l
+   WHERE l.assigned_at >= since AND l.assigned_at < until
+     AND coalesce(environments, workspaces, applications, workloads, deployment_targets, hosts) IS NOT NULL
+     AND l.deployment_target_id IN (SELECT s.id FROM kalypso_delivery_slice(environments, workspaces, applications, workloads,
+                                                                             deployment_targets, hosts) s(id))
 $function$;
 
 REVOKE EXECUTE ON FUNCTION public.kalypso_delivery_window_laggards(timestamp with time zone, timestamp with time zone, text[], text[], text[], text[], text[], text[]) FROM PUBLIC;
