@@ -194,6 +194,9 @@ export const TABLES_WITHOUT_TYPES: readonly string[] = [
   'rollout',
   'rollout_laggard',
   'rollout_refresh_queue',
+  // Counts of now per current rollout, kept by both refreshes, read by kalypso_current_rollouts (schema/0033).
+  'current_rollout_count',
+  'current_rollout_count_queue',
   'summary_queue',
   'summary_reconciler',
   // State transitions per minute, kept by a trigger and the summary refresh, read by Grafana (schema/0028).

@@ -29,6 +29,9 @@ export async function refreshSummaries(
   return await underRefreshLock(db, 'kalypso_summary_refresh', options.wait, async (trx) => {
     const result = await sql<SummaryRefresh>`
       SELECT reconcilers, hosts FROM kalypso_refresh_summaries(${options.everything === true}, ${options.at}::timestamptz)`.execute(trx);
+    // The current rollouts' counts of now follow the counts it changed (schema/0033): recounted last,
+    // so that the lock the recount shares with the rollout refresh is held only until this commits.
+    await sql`SELECT kalypso_count_current_rollouts('{}')`.execute(trx);
     return result.rows[0]!;
   });
 }

@@ -9,7 +9,7 @@ import type pg from 'pg';
  * is rolled back (TestDatabase.rolledBack), so that it leaves no trace.
  */
 export async function rederiveEveryRollout(client: pg.Client, refresh = 'kalypso_refresh_rollouts'): Promise<void> {
-  await client.query('DELETE FROM rollout_laggard; DELETE FROM rollout');
+  await client.query('DELETE FROM rollout_laggard; DELETE FROM rollout; DELETE FROM current_rollout_count');
   await client.query(refreshEveryRollout(refresh));
 }
 

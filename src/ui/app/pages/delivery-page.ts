@@ -32,7 +32,23 @@ export function mountDelivery(root: HTMLElement, signal: AbortSignal): Page {
   const environment = param('environment');
   const fixWindow = param('fixWindow');
   const names = Object.fromEntries(NAMES.map((name) => [name, param(name)]));
-  const environments = h('select', { name: 'environment' }, h('option', { value: '' }, 'all'));
+  // The environment the URL names is shown at once; the others fill the menu when their names come.
+  const environments = h(
+    'select',
+    { name: 'environment' },
+    h('option', { value: '' }, 'all'),
+    environment === undefined ? [] : [h('option', { value: environment, selected: true }, environment)],
+  );
+  let menuFilled = false;
+  const fillMenu = (known: readonly { readonly name: string }[]): void => {
+    if (menuFilled) return;
+    menuFilled = true;
+    const chosen = environments.value;
+    environments.replaceChildren(
+      h('option', { value: '' }, 'all'),
+      ...known.map((entry) => h('option', { value: entry.name, selected: entry.name === chosen }, entry.name)),
+    );
+  };
   const windows = h(
     'select',
     { name: 'days' },
@@ -56,24 +72,31 @@ export function mountDelivery(root: HTMLElement, signal: AbortSignal): Page {
       guarded(content, signal, async () => {
         const until = new Date();
         const since = new Date(until.getTime() - days * 86_400_000);
-        const [{ items: known }, report] = await Promise.all([
-          apiGet('/environments', {}, {}, signal),
-          apiGet(
-            '/metrics/delivery',
-            {},
-            { ...names, environment, fixWindow, since: since.toISOString(), until: until.toISOString(), limit: RECENT_ROLLOUTS },
-            signal,
-          ),
-        ]);
-        if (environments.options.length === 1) {
-          environments.append(...known.map((entry) => h('option', { value: entry.name, selected: entry.name === environment }, entry.name)));
-        }
+        const report = await apiGet(
+          '/metrics/delivery',
+          {},
+          { ...names, environment, fixWindow, since: since.toISOString(), until: until.toISOString(), limit: RECENT_ROLLOUTS },
+          signal,
+        );
+        // The environments' names are asked for after the answer, not beside it: at fleet L the two
+        // side by side shared the two cores and the answer waited for both. A rollout in the answer
+        // shows there is data; without one, the names tell "nothing sent yet" from "no rollouts in
+        // the window".
+        const rolledOut = report.rollouts.total > 0 || report.rollouts.withoutSubscribers > 0;
+        const known = rolledOut ? undefined : (await apiGet('/environments', {}, {}, signal)).items;
+        if (known !== undefined) fillMenu(known);
         // A refresh redraws everything; the tables a reader opened stay open.
         const open = new Set([...content.querySelectorAll<HTMLDetailsElement>('details[open]')].map((details) => details.dataset.key));
-        // Nothing sent yet is not "no rollouts in the window".
-        if (known.length === 0) updateContent(content, noDataYet('rollouts'));
+        if (known !== undefined && known.length === 0) updateContent(content, noDataYet('rollouts'));
         else updateContent(content, ...render(report));
         for (const details of content.querySelectorAll<HTMLDetailsElement>('details')) details.open = open.has(details.dataset.key);
+        // Once drawn; a failure leaves the menu as it is, for the next refresh to fill.
+        if (!menuFilled) {
+          void apiGet('/environments', {}, {}, signal).then(
+            ({ items }) => fillMenu(items),
+            () => undefined,
+          );
+        }
       }),
   };
 }
