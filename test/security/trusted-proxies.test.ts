@@ -3,46 +3,28 @@
 // hub (its API and OTLP/HTTP doors share the throttle), with connections from several loopback
 // addresses: 127.0.0.2 is the trusted proxy, 127.0.0.3 a client writing X-Forwarded-For itself.
 import { request } from 'node:http';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningHub, startHub } from '../../src/hub.ts';
+import type { RunningHub } from '../../src/hub.ts';
 import { ClientAddresses, proxyAddresses } from '../../src/security/client-address.ts';
 import { resolveHubConfig } from '../../src/settings.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { startLoggingTestHub, testHubFlags } from '../support/test-hub.ts';
 
 let testDb: TestDatabase;
 let hub: RunningHub;
-const lines: string[] = [];
+let lines: string[];
 const PROXY = '127.0.0.2';
-const flags = (databaseUrl: string, proxies: string): string[] => [
-  '--database-url',
-  databaseUrl,
-  '--listen-host',
-  '127.0.0.1',
-  '--http-port',
-  '0',
-  '--otlp-grpc-port',
-  '0',
-  '--otlp-http-port',
-  '0',
-  '--kube',
-  'off',
-  '--trusted-proxies',
-  proxies,
-];
+const flags = (databaseUrl: string, proxies: string): string[] => testHubFlags(databaseUrl, ['--trusted-proxies', proxies]);
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
   // The listener binds 127.0.0.1; connections come from other loopback addresses by localAddress.
-  const config = resolveHubConfig(flags(testDb.url, `${PROXY}, 10.0.0.0/8`), { KALYPSO_API_TOKEN: 'api-token-0123456789', KALYPSO_INGEST_TOKEN: 'ingest-token-0123456789' });
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
-      done();
-    },
-  });
-  hub = await startHub(config, pino({ level: 'info' }, sink), { processMetrics: false, identityTuning: { failedAuth: { freeFailures: 1, firstDelayMs: 300, maxDelayMs: 1_000 } } });
+  ({ hub, lines } = await startLoggingTestHub(
+    testDb.url,
+    ['--trusted-proxies', `${PROXY}, 10.0.0.0/8`],
+    { KALYPSO_API_TOKEN: 'api-token-0123456789', KALYPSO_INGEST_TOKEN: 'ingest-token-0123456789' },
+    { identityTuning: { failedAuth: { freeFailures: 1, firstDelayMs: 300, maxDelayMs: 1_000 } } },
+  ));
 }, 60_000);
 
 afterAll(async () => {

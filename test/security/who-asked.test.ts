@@ -6,17 +6,15 @@ import { request } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningHub, startHub } from '../../src/hub.ts';
-import { resolveHubConfig } from '../../src/settings.ts';
+import type { RunningHub } from '../../src/hub.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { startLoggingTestHub } from '../support/test-hub.ts';
 
 let testDb: TestDatabase;
 let hub: RunningHub;
 let dir: string;
-const lines: string[] = [];
+let lines: string[];
 
 const API_TOKEN = 'shared-api-token-0123456789';
 const GATE_TOKEN = 'gate-payments-token-0123456789';
@@ -25,20 +23,12 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   dir = await mkdtemp(path.join(os.tmpdir(), 'kalypso-who-'));
   await writeFile(path.join(dir, 'tokens.yaml'), `tokens:\n  - { name: gate-payments, token: ${GATE_TOKEN}, roles: [pipeline], workspaces: ['*'] }\n`);
-  const config = resolveHubConfig(
-    ['--database-url', testDb.url, '--listen-host', '127.0.0.1', '--http-port', '0', '--otlp-grpc-port', '0', '--otlp-http-port', '0', '--kube', 'off'],
+  ({ hub, lines } = await startLoggingTestHub(
+    testDb.url,
+    [],
     { KALYPSO_API_TOKEN: API_TOKEN, KALYPSO_SERVICE_TOKENS: path.join(dir, 'tokens.yaml') },
-  );
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
-      done();
-    },
-  });
-  hub = await startHub(config, pino({ level: 'info' }, sink), {
-    processMetrics: false,
-    identityTuning: { failedAuth: { freeFailures: 2, firstDelayMs: 300, maxDelayMs: 2_000 } },
-  });
+    { identityTuning: { failedAuth: { freeFailures: 2, firstDelayMs: 300, maxDelayMs: 2_000 } } },
+  ));
 }, 60_000);
 
 afterAll(async () => {
