@@ -243,7 +243,7 @@ async function startOnceMigrated(
   }
 
   if (context.channels.length > 0) {
-    const notifications = startNotifications(
+    const notifications = await startNotifications(
       database.db,
       context.channels,
       { publicUrl: config.publicUrl!, staleAfterMs: config.staleAfter, clock, registry: context.metrics.registry, tuning: { ...NOTIFY_TUNING, ...context.overrides.notifyTuning } },

@@ -8,6 +8,7 @@ import { ConfigError } from '../config/config.ts';
 import type { ConfigOf } from '../config/setting.ts';
 import type { Logger } from '../log/logger.ts';
 import type { HubDatabase } from '../store/database-schema.ts';
+import { databaseNow } from '../store/notify/subjects.ts';
 import type { ChannelClient } from './messages.ts';
 import { type Channel, loadNotifications, type ProviderType } from './notifications-file.ts';
 import { Notifier } from './notifier.ts';
@@ -53,17 +54,18 @@ export interface RunningNotifications {
   stop(): Promise<void>;
 }
 
-export function startNotifications(
+export async function startNotifications(
   db: Kysely<HubDatabase>,
   channels: readonly Channel[],
   options: { readonly publicUrl: string; readonly staleAfterMs: number; readonly clock: () => Date; readonly registry: Registry; readonly tuning?: NotifyTuning },
   log: Logger,
-): RunningNotifications {
+): Promise<RunningNotifications> {
   const tuning = options.tuning ?? NOTIFY_TUNING;
   const notifyLog = log.child({ source: 'notifications' });
   const metrics = createNotifyMetrics(options.registry, db, channels.map((channel) => channel.name), options.clock);
   const clients = new Map(channels.map((channel) => [channel.name, channelClient(channel, tuning)]));
-  const notifier = new Notifier(db, channels, { publicUrl: options.publicUrl, staleAfterMs: options.staleAfterMs, clock: options.clock, tuning }, notifyLog);
+  const startedAt = await databaseNow(db);
+  const notifier = new Notifier(db, channels, { publicUrl: options.publicUrl, staleAfterMs: options.staleAfterMs, clock: options.clock, tuning, startedAt }, notifyLog);
   const sender = new Sender(db, clients, { clock: options.clock, tuning }, metrics, notifyLog);
   notifier.start();
   sender.start();

@@ -8,7 +8,6 @@ import type { HubDatabase } from '../store/database-schema.ts';
 import { driftChanges, hostChanges } from '../store/notify/fleet-watches.ts';
 import { enqueue, type OutboxEntry } from '../store/notify/outbox.ts';
 import {
-  databaseNow,
   discoverSubjects,
   dueSubjects,
   keepNotifierAlive,
@@ -33,6 +32,8 @@ export interface NotifierOptions {
   readonly staleAfterMs: number;
   readonly clock: () => Date;
   readonly tuning: NotifyTuning;
+  /** When the notifier was started, by the database's clock: assignments received since are news, even at its first look. */
+  readonly startedAt: Date;
   /** Subjects judged in one transaction at most; the rest stay due for the next tick. */
   readonly judgedPerTick?: number;
 }
@@ -50,8 +51,6 @@ export class Notifier {
   readonly #log: Logger;
   /** This hub's start-up look at every current assignment is done. */
   #scanned = false;
-  /** When this notifier first ran, by the database's clock: assignments received since are all reported. */
-  #since: Date | undefined;
   /** When drift and hosts were last compared (performance.now()). */
   #lastFleetWatch = -Infinity;
   #timer: { stop(): Promise<void> } | undefined;
@@ -81,12 +80,14 @@ export class Notifier {
     const queued = await underRefreshLock(this.#db, 'kalypso_notify', false, async (trx) => {
       // Alive a little longer than a few rounds: the rollout refresh records changes meanwhile.
       await keepNotifierAlive(trx, 30 * this.#options.tuning.judgeEveryMs);
-      // At start, every current assignment: unsettled ones are announced, settled ones only once they change.
-      this.#since ??= await databaseNow(trx);
-      if (!this.#scanned) await discoverSubjects(trx, 'all', { announce: false, now });
+      // At start, every current assignment: unsettled ones are announced, settled ones only once
+      // they change — unless they arrived after the notifier started (a first look delayed by a busy
+      // machine or another hub's lock must not turn a new merge into history).
+      const since = this.#options.startedAt;
+      if (!this.#scanned) await discoverSubjects(trx, 'all', { announce: false, now, announceReceivedSince: since });
       const changed = await takeChangedEndpoints(trx);
       if (changed.length > 0) {
-        await discoverSubjects(trx, changed, { announce: true, now, receivedSince: this.#since });
+        await discoverSubjects(trx, changed, { announce: true, now, receivedSince: since });
         await makeDue(trx, changed, now);
       }
       let count = 0;

@@ -1,6 +1,7 @@
 // The outbox under the faults CONTRACT section 7 names: a hub killed mid-rollout and started again,
 // a hub gone in the middle of a send, two hubs on one database — and still every state goes out,
 // once. And the tokens: never in the hub's output.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { freeHubPorts, type HubProcess, spawnHub } from '../support/hub-process.ts';
@@ -109,6 +110,34 @@ describe('a hub gone in the middle of a send', () => {
     }, 'the outbox delivered', 15_000);
     expect(rows.length).toBeGreaterThan(0);
     expect(shown(commit, environment)).toEqual(['success: 1/1 reconcilers on 1.0.0']);
+  });
+});
+
+describe('a notifier whose first look comes after a merge has landed', () => {
+  it('still posts the merge it had not seen: it arrived after the notifier started, so it is news, not history', async () => {
+    const testDb = await database();
+    // Another hub's notifier holds the lock, so this hub's first look waits (as on a busy machine).
+    const holder = new pg.Client({ connectionString: testDb.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtext('kalypso_notify'))`);
+      const hub = await startNotifyingHub(testDb.url, file);
+      hubs.push(hub);
+      const environment = randomName('stage');
+      const commit = randomCommit();
+      const workloads = [randomName('api')];
+      await send(hub, mergeDescriptors(org, environment, { commit, version: '2.4.0', buildCommit: randomCommit(), workloads }));
+      await send(hub, clusterStates(org, environment, randomName('aks'), commit, 'success', workloads));
+      const gate = `http://127.0.0.1:${hub.ports.http}/api/v1/deployment-state?environment=${environment}&commit=${commit}`;
+      await waitFor(async () => ((await (await fetch(gate)).json()) as { succeeded: number }).succeeded === 1, 'the merge landed');
+      expect(shown(commit, environment)).toEqual([]);
+      await holder.query('COMMIT');
+      await waitFor(() => shown(commit, environment).length > 0, 'the status posted');
+      expect(shown(commit, environment)).toEqual(['success: 1/1 reconcilers on 2.4.0']);
+    } finally {
+      await holder.end();
+    }
   });
 });
 

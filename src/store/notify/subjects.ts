@@ -69,14 +69,17 @@ export async function takeChangedEndpoints(db: Kysely<HubDatabase>): Promise<num
  * The subjects of the assignments of the targets on `endpointIds` (every target: 'all') — their
  * current ones, and those received since `receivedSince` (a merge followed by another before the
  * notifier looked is still reported) — added when new, announced or not, and, new or known, made
- * due now.
+ * due now. `announceReceivedSince`: announced all the same when one of its assignments arrived
+ * since then (the start-up look: a merge that came after the notifier started is news, even when
+ * it has settled before the notifier first looked).
  */
 export async function discoverSubjects(
   db: Kysely<HubDatabase>,
   endpointIds: readonly number[] | 'all',
-  options: { readonly announce: boolean; readonly now: Date; readonly receivedSince?: Date },
+  options: { readonly announce: boolean; readonly now: Date; readonly receivedSince?: Date; readonly announceReceivedSince?: Date },
 ): Promise<void> {
-  const { announce, now, receivedSince } = options;
+  const { announce, now, receivedSince, announceReceivedSince } = options;
+  const news = announceReceivedSince === undefined ? sql`false` : sql`a.received_at >= ${announceReceivedSince}::timestamptz`;
   const onEndpoints = endpointIds === 'all' ? sql`true` : sql`t.manifests_endpoint_id IN (SELECT unnest(${endpointIds}::bigint[]))`;
   const assignments =
     receivedSince === undefined
@@ -85,7 +88,7 @@ export async function discoverSubjects(
   await sql`
     WITH targets AS (
       SELECT t.environment_id, t.manifests_endpoint_id, a.gitops_commit_id, a.assigned_at, me.repo AS manifests_repo,
-             w.source_repo, v.build_commit, a.id = t.current_assignment_id AS current
+             w.source_repo, v.build_commit, a.id = t.current_assignment_id AS current, ${news} AS news
         FROM deployment_target t
         JOIN deployment_assignment a ON a.deployment_target_id = t.id AND ${assignments}
         JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
@@ -94,17 +97,17 @@ export async function discoverSubjects(
        WHERE ${onEndpoints}
     ), found AS (
       SELECT 'gitops' AS kind, environment_id, manifests_repo AS repo, gitops_commit_id AS commit_id, gitops_commit_id,
-             array_agg(DISTINCT manifests_endpoint_id) AS endpoint_ids, bool_or(current) AS current
+             array_agg(DISTINCT manifests_endpoint_id) AS endpoint_ids, bool_or(current) AS current, bool_or(news) AS news
         FROM targets WHERE manifests_repo IS NOT NULL
        GROUP BY environment_id, manifests_repo, gitops_commit_id
       UNION ALL
       SELECT 'source', environment_id, source_repo, build_commit,
-             (array_agg(gitops_commit_id ORDER BY assigned_at DESC))[1], array_agg(DISTINCT manifests_endpoint_id), bool_or(current)
+             (array_agg(gitops_commit_id ORDER BY assigned_at DESC))[1], array_agg(DISTINCT manifests_endpoint_id), bool_or(current), bool_or(news)
         FROM targets WHERE source_repo IS NOT NULL AND build_commit IS NOT NULL
        GROUP BY environment_id, source_repo, build_commit
     )
     INSERT INTO notify_subject AS s (kind, environment_id, repo, commit_id, gitops_commit_id, manifests_endpoint_ids, first_seen_at, due_at, announce)
-    SELECT kind, environment_id, repo, commit_id, gitops_commit_id, endpoint_ids, ${now}::timestamptz, ${now}::timestamptz, ${announce} FROM found
+    SELECT kind, environment_id, repo, commit_id, gitops_commit_id, endpoint_ids, ${now}::timestamptz, ${now}::timestamptz, ${announce} OR news FROM found
     ON CONFLICT (kind, environment_id, repo, commit_id) DO UPDATE
        SET manifests_endpoint_ids = ARRAY(SELECT DISTINCT x FROM unnest(s.manifests_endpoint_ids || excluded.manifests_endpoint_ids) x ORDER BY x),
            gitops_commit_id = excluded.gitops_commit_id,
