@@ -13,6 +13,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { otlpTypes } from '../../src/sources/otlp/otlp-proto.ts';
+import { writeAuthConfig } from '../support/auth-config.ts';
 import { startTestIssuer, type TestIssuer } from '../support/oidc-issuer.ts';
 import { buildLogRecords, type LogSpec } from '../support/otlp-client.ts';
 import { grpcExport, httpExport, protobufRequest } from '../support/raw-otlp.ts';
@@ -35,26 +36,18 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'kalypso-ingest-ws-'));
   issuer = await startTestIssuer({ audience: 'kalypso-hub' });
   await writeFile(path.join(dir, 'tokens.yaml'), `tokens:\n  - { name: ingest-a, token: ${TOKEN_A}, roles: [ingest], workspaces: [${A}] }\n`);
-  await writeFile(
-    path.join(dir, 'auth.yaml'),
-    [
-      'issuers:',
-      `  - issuer: ${issuer.issuer}`,
-      '    audience: kalypso-hub',
-      '    rules:',
+  const authConfig = await writeAuthConfig(dir, {
+    issuer: issuer.issuer,
+    audience: 'kalypso-hub',
+    rules: [
       // A's pipelines send A's descriptors, and may read B's too: what they send is the ingest rule's.
-      '      - when: { repository: "contoso/a-*" }',
-      '        roles: [ingest]',
-      `        workspaces: [${A}]`,
-      '      - when: { repository: "contoso/a-*" }',
-      '        roles: [viewer]',
-      `        workspaces: [${A}, ${B}]`,
+      { when: { repository: 'contoso/a-*' }, roles: ['ingest'], workspaces: [A] },
+      { when: { repository: 'contoso/a-*' }, roles: ['viewer'], workspaces: [A, B] },
       // The edge agents send everything.
-      '      - when: { repository: contoso/agents }',
-      '        roles: [ingest]',
-    ].join('\n'),
-  );
-  hub = await startTestHub(testDb.url, ['--service-tokens', path.join(dir, 'tokens.yaml'), '--auth-config', path.join(dir, 'auth.yaml')]);
+      { when: { repository: 'contoso/agents' }, roles: ['ingest'] },
+    ],
+  });
+  hub = await startTestHub(testDb.url, ['--service-tokens', path.join(dir, 'tokens.yaml'), '--auth-config', authConfig]);
 }, 60_000);
 
 afterAll(async () => {

@@ -2,12 +2,13 @@
 // HTTPS: the hub discovers the issuer, fetches its keys, and judges each token by signature,
 // issuer, audience and lifetime (with the configured clock tolerance), then maps its claims to
 // roles. Refusals name the claim that failed and count in /metrics by reason.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
+import { writeAuthConfig } from '../support/auth-config.ts';
 import { startTestIssuer, type TestIssuer } from '../support/oidc-issuer.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
@@ -29,25 +30,17 @@ beforeAll(async () => {
   });
   // A second provider, real but not trusted by the hub.
   other = await startTestIssuer({ audience: AUDIENCE });
-  const config = path.join(dir, 'auth.yaml');
-  await writeFile(
-    config,
-    [
-      'issuers:',
-      `  - issuer: ${issuer.issuer}/`,
-      `    audience: ${AUDIENCE}`,
-      '    rules:',
-      '      - when: { repository: "contoso/*", ref: refs/heads/main }',
-      '        roles: [pipeline]',
-      '        workspaces: [ws-a]',
-      '      - when: { groups: kalypso-viewers }',
-      '        roles: [viewer]',
-      '        workspacesClaim: workspaces',
-      '      - when: { sub: "collector-*" }',
-      '        roles: [ingest]',
-      'clockTolerance: 5s',
-    ].join('\n'),
-  );
+  // The issuer with a trailing slash: the hub compares issuers without it.
+  const config = await writeAuthConfig(dir, {
+    issuer: `${issuer.issuer}/`,
+    audience: AUDIENCE,
+    rules: [
+      { when: { repository: 'contoso/*', ref: 'refs/heads/main' }, roles: ['pipeline'], workspaces: ['ws-a'] },
+      { when: { groups: 'kalypso-viewers' }, roles: ['viewer'], workspacesClaim: 'workspaces' },
+      { when: { sub: 'collector-*' }, roles: ['ingest'] },
+    ],
+    clockTolerance: '5s',
+  });
   hub = await startTestHub(testDb.url, ['--auth-config', config], { identityTuning: { oidc: { jwksCooldownMs: 0 }, failedAuth: { freeFailures: 1_000 } } });
 }, 60_000);
 

@@ -5,8 +5,7 @@
 // sent there with the ID token as hint, the person confirms, the provider sends it back to the hub,
 // and the next sign-in asks for the person's login again. A real provider (oidc-provider), Chromium
 // under the hub's CSP.
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -14,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { launchBrowser } from '../support/browser.ts';
 import { FleetBuilder } from '../support/known-fleet.ts';
+import { writeAuthConfig } from '../support/auth-config.ts';
 import { startTestIssuer, type TestIssuer } from '../support/oidc-issuer.ts';
 import { freePort } from '../support/ports.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
@@ -42,25 +42,13 @@ beforeAll(async () => {
     people: { alice: { name: 'Alice', groups: ['team-a'] } },
     idTokenSeconds: () => idTokenSeconds,
   });
-  await writeFile(path.join(dir, 'session.key'), randomBytes(36).toString('base64'));
-  await writeFile(
-    path.join(dir, 'auth.yaml'),
-    [
-      'issuers:',
-      `  - issuer: ${issuer.issuer}`,
-      '    audience: kalypso-hub',
-      '    rules:',
-      '      - when: { groups: team-a }',
-      '        roles: [viewer]',
-      `        workspaces: [${A.workspace}]`,
-      'signIn:',
-      `  issuer: ${issuer.issuer}`,
-      '  clientId: kalypso-web',
-      `  sessionKeyFile: ${path.join(dir, 'session.key')}`,
-      '  sessionDuration: 8h',
-    ].join('\n'),
-  );
-  hub = await startTestHub(testDb.url, ['--http-port', String(port), '--auth-config', path.join(dir, 'auth.yaml')]);
+  const authConfig = await writeAuthConfig(dir, {
+    issuer: issuer.issuer,
+    audience: 'kalypso-hub',
+    rules: [{ when: { groups: 'team-a' }, roles: ['viewer'], workspaces: [A.workspace] }],
+    signIn: { clientId: 'kalypso-web', sessionDuration: '8h' },
+  });
+  hub = await startTestHub(testDb.url, ['--http-port', String(port), '--auth-config', authConfig]);
   const f = new FleetBuilder(hub.database.db);
   await f.write([f.descriptor(A, 'dev', '1.0.0', randomCommit(), 30), f.descriptor(A, 'prod', '0.9.0', randomCommit(), 20)]);
   browser = await launchBrowser();

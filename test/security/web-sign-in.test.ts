@@ -3,8 +3,7 @@
 // hub's Content-Security-Policy. The session is an HttpOnly, Secure, SameSite=Strict cookie the
 // page's scripts cannot read; the API answers the person by the roles and workspaces its claims map
 // to; the shared-token sign-in still works beside it.
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
 import { artifactPath, launchBrowser } from '../support/browser.ts';
 import { FleetBuilder } from '../support/known-fleet.ts';
+import { writeAuthConfig } from '../support/auth-config.ts';
 import { startTestIssuer, type TestIssuer } from '../support/oidc-issuer.ts';
 import { freePort } from '../support/ports.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
@@ -39,24 +39,13 @@ beforeAll(async () => {
     webClient: { clientId: 'kalypso-web', redirectUri: `${base}/auth/callback`, postLogoutRedirectUri: `${base}/` },
     people: { alice: { name: 'Alice', groups: ['team-a'] }, mallory: { name: 'Mallory', groups: ['elsewhere'] } },
   });
-  await writeFile(path.join(dir, 'session.key'), `${randomBytes(36).toString('base64')}\n`);
-  await writeFile(
-    path.join(dir, 'auth.yaml'),
-    [
-      'issuers:',
-      `  - issuer: ${issuer.issuer}`,
-      '    audience: kalypso-hub',
-      '    rules:',
-      '      - when: { groups: team-a }',
-      '        roles: [viewer]',
-      `        workspaces: [${A.workspace}]`,
-      'signIn:',
-      `  issuer: ${issuer.issuer}`,
-      '  clientId: kalypso-web',
-      `  sessionKeyFile: ${path.join(dir, 'session.key')}`,
-    ].join('\n'),
-  );
-  hub = await startTestHub(testDb.url, ['--http-port', String(port), '--auth-config', path.join(dir, 'auth.yaml'), '--api-token', API_TOKEN]);
+  const authConfig = await writeAuthConfig(dir, {
+    issuer: issuer.issuer,
+    audience: 'kalypso-hub',
+    rules: [{ when: { groups: 'team-a' }, roles: ['viewer'], workspaces: [A.workspace] }],
+    signIn: { clientId: 'kalypso-web' },
+  });
+  hub = await startTestHub(testDb.url, ['--http-port', String(port), '--auth-config', authConfig, '--api-token', API_TOKEN]);
   const f = new FleetBuilder(hub.database.db);
   // Two environments: the Environments page compares at least two.
   await f.write([f.descriptor(A, 'dev', '1.0.0', randomCommit(), 30), f.descriptor(B, 'dev', '2.0.0', randomCommit(), 20)]);
