@@ -107,13 +107,17 @@ async function readHostsPage(db: Kysely<HubDatabase>, filter: HostsFilter, cutof
        LIMIT ${filter.limit + 1}
     )
     SELECT totals.*, page.name, page.type, page.first_seen_at, page.last_seen_at,
-           -- In promotion order, as everywhere.
-           (SELECT array_agg(e.name ORDER BY e.environment_rank) FROM environment_in_order e WHERE e.id = ANY(hs.environment_ids)) AS environments,
+           -- In promotion order, as everywhere: ranked once (environment_in_order is a window
+           -- function, which a subquery per host ran again for each host of the page).
+           ARRAY(SELECT o.name FROM unnest(ranked.ids, ranked.names) WITH ORDINALITY AS o(id, name, rank)
+                  WHERE o.id = ANY(hs.environment_ids) ORDER BY o.rank) AS environments,
            -- Kept by the summary refresh (schema/0037), as the counts are.
            hs.reconciler_types,
            coalesce(hs.total, 0) AS total, coalesce(hs.succeeded, 0) AS succeeded, coalesce(hs.failed, 0) AS failed,
            coalesce(hs.in_progress, 0) AS in_progress, coalesce(hs.stale, 0) AS stale, coalesce(hs.drifting, 0) AS drifting_reconcilers
       FROM totals
+      CROSS JOIN (SELECT array_agg(e.id ORDER BY e.environment_rank) AS ids, array_agg(e.name ORDER BY e.environment_rank) AS names
+                    FROM environment_in_order e) ranked
       LEFT JOIN page ON true
       LEFT JOIN host_summary hs ON hs.host_id = page.id
      ORDER BY page.name_sort_key, page.name`.execute(db);
