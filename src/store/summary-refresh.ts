@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger.ts';
 import type { HubMetrics } from '../metrics/hub-metrics.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { underRefreshLock } from './refresh-lock.ts';
+import { refreshRollouts } from './rollout-refresh.ts';
 import { REFRESH_REST_RATIO, repeatThroughOutages, type YieldTo } from './repeat-every.ts';
 
 /** How many reconcilers and hosts a refresh looked at. */
@@ -52,9 +53,31 @@ export async function foldTransitionCounts(db: Kysely<HubDatabase>, maxRows: num
   return result.rows[0]!.folded;
 }
 
-/** What a report does before it reads a summary: fold in what was written before it asked. */
-export async function summariesCurrent(db: Kysely<HubDatabase>, at: Date): Promise<void> {
-  await refreshSummaries(db, { wait: true, at });
+/**
+ * What a report does before it reads a summary: fold in what was written before it asked — and,
+ * with `rollouts`, the rollouts first (the delivery report). One statement first asks whether
+ * there is anything to do; only then does the report refresh (a transaction, the lock, the refresh,
+ * the recount, commit: five round trips, and a wait for a refresh under way).
+ *
+ * Why "nothing queued" means "current": a writer queues what it changed in the transaction that
+ * changes it (triggers), and a refresh deletes the queue rows it folds in within the transaction
+ * that folds them in. A row deleted by a transaction not yet committed is still seen by others; so
+ * if this statement sees no queue row, every write acknowledged before it was folded in by a
+ * refresh that has committed. What the queues do not hold, live reconcilers silent past
+ * stale-after by `at`, is asked the way the refresh finds them (summary_reconciler_live).
+ */
+export async function summariesCurrent(db: Kysely<HubDatabase>, at: Date, options: { readonly rollouts?: boolean } = {}): Promise<void> {
+  const queued = await sql<{ summaries: boolean; rollouts: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM summary_queue) OR EXISTS (SELECT 1 FROM current_rollout_count_queue)
+             -- The oldest live one, the first entry of summary_reconciler_live: a condition on
+             -- last_seen_at against a subquery's cut is estimated at a third of the rows (a scan of all).
+             OR (SELECT min(c.last_seen_at) FROM summary_reconciler c WHERE NOT c.counted_stale)
+                  < ${at}::timestamptz - (SELECT hs.stale_after FROM hub_settings hs) AS summaries,
+           ${options.rollouts === true ? sql`EXISTS (SELECT 1 FROM rollout_refresh_queue)` : sql`false`} AS rollouts`.execute(db);
+  const { summaries, rollouts } = queued.rows[0]!;
+  // Read-your-writes: whatever any replica has written is in the rollout table before it is read.
+  if (rollouts) await refreshRollouts(db, { wait: true });
+  if (summaries || rollouts) await refreshSummaries(db, { wait: true, at });
 }
 
 /** Refreshes every `intervalMs` until stopped, as of `clock()`; failures are logged and retried. */

@@ -15,6 +15,7 @@ import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../suppo
 
 const STALE_AFTER_MS = 10 * 60_000;
 const WORKLOADS = [HELLO, GREETER, CART];
+const TYPES = ['flux', 'argocd', 'arc'] as const;
 let testDb: TestDatabase;
 let database: Database;
 
@@ -26,6 +27,7 @@ beforeEach(async () => {
 
 afterEach(() => closeTestDatabase({ testDb, database }));
 
+type FoldedSummaries = { rollouts: unknown[]; hosts: { name: string; reconciler_types: string[] }[]; typesOfStates: unknown[] };
 type Query = (text: string, values?: unknown[]) => Promise<unknown[]>;
 
 async function summaries(query: Query, at: Date): Promise<unknown> {
@@ -43,8 +45,16 @@ async function summaries(query: Query, at: Date): Promise<unknown> {
     ),
     hosts: await query(
       `SELECT h.name, s.total, s.succeeded, s.failed, s.in_progress, s.stale, s.drifting,
-              ARRAY(SELECT e.name FROM unnest(s.environment_ids) x(id) JOIN environment e ON e.id = x.id ORDER BY 1) AS environments
+              ARRAY(SELECT e.name FROM unnest(s.environment_ids) x(id) JOIN environment e ON e.id = x.id ORDER BY 1) AS environments,
+              s.reconciler_types
          FROM host_summary s JOIN host h ON h.id = s.host_id ORDER BY 1`,
+    ),
+    // The types as the hosts report read them before they were kept (schema/0037): of the host's
+    // current states, recounted here from the stored states alone, not by the refresh's code.
+    typesOfStates: await query(
+      `SELECT h.name, ARRAY(SELECT DISTINCT r.type FROM deployment_state s JOIN reconciler r ON r.id = s.reconciler_id
+                             WHERE s.host_id = h.id ORDER BY 1) AS reconciler_types
+         FROM host h WHERE EXISTS (SELECT 1 FROM host_summary s WHERE s.host_id = h.id) ORDER BY 1`,
     ),
     counts: await query(
       `SELECT me.endpoint, c.gitops_commit_id, c.status, c.reconcilers
@@ -90,7 +100,9 @@ describe('summaries folded in step by step', () => {
         const kind = random.int(10);
         if (kind < 6) {
           const status = random.pick(['success', 'failure', 'in_progress'] as const);
-          records.push(fleet.state(random.pick(hosts), workload, environment, random.pick(commits), status, random.int(30) - (clock - t0) / 60_000));
+          const state = fleet.state(random.pick(hosts), workload, environment, random.pick(commits), status, random.int(30) - (clock - t0) / 60_000);
+          // Now and then a reconciler's newest report gives it another type (its host's types change).
+          records.push(state.kind === 'real-state' && random.int(3) === 0 ? { ...state, reconciler: { ...state.reconciler, type: random.pick(TYPES) } } : state);
         } else if (kind < 9) {
           records.push(fleet.descriptor(workload, environment, `1.${random.int(4)}`, random.pick(commits), random.int(60)));
         } else {
@@ -103,9 +115,10 @@ describe('summaries folded in step by step', () => {
       const at = new Date(clock);
       await refreshSummaries(database.db, { wait: true, at });
       await refreshRollouts(database.db, { wait: true });
-      const folded = await summaries((text, values) => testDb.query(text, values), at);
+      const folded = (await summaries((text, values) => testDb.query(text, values), at)) as FoldedSummaries;
       expect(folded, `seed ${seed}, step ${step}`).toEqual(await rebuiltSummaries(at));
-      rollouts += (folded as { rollouts: unknown[] }).rollouts.length;
+      expect(folded.hosts.map(({ name, reconciler_types }) => ({ name, reconciler_types })), `seed ${seed}, step ${step}`).toEqual(folded.typesOfStates);
+      rollouts += folded.rollouts.length;
     }
     // The verdicts were compared, not only empty lists.
     expect(rollouts).toBeGreaterThan(0);

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase, type Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
-import { refreshSummaries } from '../../src/store/summary-refresh.ts';
+import { refreshSummaries, summariesCurrent } from '../../src/store/summary-refresh.ts';
 import { apiGet } from '../support/api-get.ts';
 import { FleetBuilder } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
@@ -112,6 +112,31 @@ describe('summaries kept current on write', () => {
       expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ reconcilers: 4, hosts: 2 });
       expect(await refreshSummaries(database.db, { wait: true, at: later })).toEqual({ reconcilers: 0, hosts: 0 });
       expect(await alone.query('SELECT status, sum(reconcilers)::int AS n FROM endpoint_status_count GROUP BY status')).toEqual([{ status: 'stale', n: 4 }]);
+    });
+  });
+
+  it('are made current before a report reads them: writes folded in, reconcilers due turned stale, rollouts refreshed when asked', async () => {
+    await withoutHub(async (alone, database) => {
+      const environment = randomName('env');
+      const app = workload(randomName('a'));
+      const fleet = new FleetBuilder(database.db);
+      const counts = () => alone.query('SELECT status, sum(reconcilers)::int AS n FROM endpoint_status_count GROUP BY status ORDER BY 1');
+      const queued = async () =>
+        (await alone.query<{ n: number }>(
+          'SELECT (SELECT count(*) FROM summary_queue) + (SELECT count(*) FROM current_rollout_count_queue) + (SELECT count(*) FROM rollout_refresh_queue) AS n',
+        ))[0]!.n;
+      await fleet.write([fleet.descriptor(app, environment, '1.0', 'c1', 5)]);
+      await fleet.write([fleet.state('h1', app, environment, 'c1', 'success', 1), fleet.state('h2', app, environment, 'c1', 'failure', 1)]);
+      // Queued writes: folded in, the rollouts only when asked for.
+      await summariesCurrent(database.db, new Date());
+      expect(await counts()).toEqual([{ status: 'failure', n: 1 }, { status: 'success', n: 1 }]);
+      expect(await alone.query('SELECT count(*)::int AS n FROM rollout')).toEqual([{ n: 0 }]);
+      await summariesCurrent(database.db, new Date(), { rollouts: true });
+      expect(await alone.query('SELECT count(*)::int AS n FROM rollout')).toEqual([{ n: 1 }]);
+      expect(Number(await queued())).toBe(0);
+      // Nothing queued: what comes due by the moment asked about is still folded in.
+      await summariesCurrent(database.db, new Date(Date.now() + STALE_AFTER_MS + 60_000));
+      expect(await counts()).toEqual([{ status: 'stale', n: 2 }]);
     });
   });
 

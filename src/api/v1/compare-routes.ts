@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { compareReport } from '../../store/reports/compare-report.ts';
-import { environmentExists } from '../../store/reports/environments-report.ts';
+import { knownEnvironments } from '../../store/reports/environments-report.ts';
 import { ApiError } from '../api-error.ts';
 import { compare, MAX_COMPARE_ENVIRONMENTS } from '../../contract/routes/compare.ts';
 import { type ApiV1Deps, reportContext } from './api-deps.ts';
@@ -17,8 +17,9 @@ export function compareRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
       throw new ApiError(400, 'invalid_parameter', `environments: at most ${MAX_COMPARE_ENVIRONMENTS} environments`);
     }
     const scope = WorkspaceScope.of(c, deps);
+    const known = await knownEnvironments(deps.db, names);
     for (const name of names) {
-      if (!(await environmentExists(deps.db, name))) throw new ApiError(404, 'not_found', `environment ${JSON.stringify(name)} not found`);
+      if (!known.has(name)) throw new ApiError(404, 'not_found', `environment ${JSON.stringify(name)} not found`);
       await scope?.requireEnvironment(name);
     }
     const after = cursorParam(query.cursor, decodeTargetCursor);

@@ -5,7 +5,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DeliveryReport, DeliveryRollout, DeliveryTrendDay, DurationSummary, LaggingHost } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
-import { refreshRollouts } from '../rollout-refresh.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
 import { type FleetSlice, isoTime, isoTimeOrNull, type ReportContext, staleBefore } from './report-context.ts';
 
@@ -23,10 +22,9 @@ type RolloutStatus = DeliveryRollout['status'];
 const LAGGING_HOSTS_LISTED = 20;
 
 export async function deliveryReport(db: Kysely<HubDatabase>, context: ReportContext, filter: DeliveryFilter): Promise<DeliveryReport> {
-  // Read-your-writes: whatever any replica has written is in the rollout table before it is read.
-  await refreshRollouts(db, { wait: true });
-  // A current rollout's verdict reads the status counts kept on write (schema/0012, read by schema/0013).
-  await summariesCurrent(db, context.asOf);
+  // Read-your-writes: the rollouts, then the status counts kept on write (schema/0012) that a
+  // current rollout's verdict reads (schema/0013), folded in first when anything is queued.
+  await summariesCurrent(db, context.asOf, { rollouts: true });
   const { totals, outcomes, days, laggards, rollouts } = await readDeliveryRows(db, context, filter);
   return {
     ...deliveryTotals(filter, totals.rows[0]!, outcomes.rows[0]!),

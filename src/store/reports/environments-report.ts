@@ -83,3 +83,9 @@ export async function environmentExists(db: Kysely<HubDatabase>, name: string): 
   const row = await db.selectFrom('environment').select('id').where('name', '=', name).executeTakeFirst();
   return row !== undefined;
 }
+
+/** Which of `names` are environments, in one statement. */
+export async function knownEnvironments(db: Kysely<HubDatabase>, names: readonly string[]): Promise<Set<string>> {
+  const known = await db.selectFrom('environment').select('name').where('name', 'in', [...names]).execute();
+  return new Set(known.map((row) => row.name));
+}

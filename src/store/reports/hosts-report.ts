@@ -47,8 +47,8 @@ type PageRow = {
 const STATUS_COLUMN: Record<EffectiveStatus, string> = { success: 'succeeded', failure: 'failed', in_progress: 'in_progress', stale: 'stale' };
 
 /**
- * One statement, so that the totals and the page agree. Per-host counts, drift and environments
- * come from host_summary, kept current on write (schema/0012); the page itself is a range of the
+ * One statement, so that the totals and the page agree. Per-host counts, drift, environments and
+ * reconciler types come from host_summary, kept current on write (schema/0012, 0037); the page itself is a range of the
  * natural-order index (schema/0011) from the cursor, keeping only the hosts that match.
  */
 export async function hostsReport(db: Kysely<HubDatabase>, context: ReportContext, filter: HostsFilter): Promise<HostsPage> {
@@ -107,12 +107,17 @@ async function readHostsPage(db: Kysely<HubDatabase>, filter: HostsFilter, cutof
        LIMIT ${filter.limit + 1}
     )
     SELECT totals.*, page.name, page.type, page.first_seen_at, page.last_seen_at,
-           -- In promotion order, as everywhere.
-           (SELECT array_agg(e.name ORDER BY e.environment_rank) FROM environment_in_order e WHERE e.id = ANY(hs.environment_ids)) AS environments,
-           (SELECT array_agg(DISTINCT r.type) FROM deployment_state s JOIN reconciler r ON r.id = s.reconciler_id WHERE s.host_id = page.id) AS reconciler_types,
+           -- In promotion order, as everywhere: ranked once (environment_in_order is a window
+           -- function, which a subquery per host ran again for each host of the page).
+           ARRAY(SELECT o.name FROM unnest(ranked.ids, ranked.names) WITH ORDINALITY AS o(id, name, rank)
+                  WHERE o.id = ANY(hs.environment_ids) ORDER BY o.rank) AS environments,
+           -- Kept by the summary refresh (schema/0037), as the counts are.
+           hs.reconciler_types,
            coalesce(hs.total, 0) AS total, coalesce(hs.succeeded, 0) AS succeeded, coalesce(hs.failed, 0) AS failed,
            coalesce(hs.in_progress, 0) AS in_progress, coalesce(hs.stale, 0) AS stale, coalesce(hs.drifting, 0) AS drifting_reconcilers
       FROM totals
+      CROSS JOIN (SELECT array_agg(e.id ORDER BY e.environment_rank) AS ids, array_agg(e.name ORDER BY e.environment_rank) AS names
+                    FROM environment_in_order e) ranked
       LEFT JOIN page ON true
       LEFT JOIN host_summary hs ON hs.host_id = page.id
      ORDER BY page.name_sort_key, page.name`.execute(db);

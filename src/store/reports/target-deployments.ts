@@ -36,7 +36,7 @@ export async function targetDeployments(
   return targets.map((row) => targetDeploymentOf(row, byTarget.get(row.id)));
 }
 
-interface TargetRow {
+export interface TargetRow {
   id: number;
   workspace: string;
   application: string;
@@ -80,15 +80,23 @@ async function deployedVersionsByTarget(db: Kysely<HubDatabase>, targetIds: numb
   for (const row of deployed.rows) {
     const versions = byTarget.get(row.target_id) ?? new Map<string, DeployedVersion>();
     byTarget.set(row.target_id, versions);
-    const entry = versions.get(row.commit) ?? { version: row.version, commit: row.commit, onDesired: row.on_desired, reconcilers: emptyCounts() };
-    versions.set(row.commit, entry);
-    addStatus(entry.reconcilers, row.status, row.n);
+    addDeployed(versions, row);
   }
   return byTarget;
 }
 
+/** A target's reconcilers on a commit in one status (a row of target_deployment), added to its deployed versions by commit. */
+export function addDeployed(
+  versions: Map<string, DeployedVersion>,
+  row: { commit: string; version: string | null; on_desired: boolean; status: EffectiveStatus; n: number },
+): void {
+  const entry = versions.get(row.commit) ?? { version: row.version, commit: row.commit, onDesired: row.on_desired, reconcilers: emptyCounts() };
+  versions.set(row.commit, entry);
+  addStatus(entry.reconcilers, row.status, row.n);
+}
+
 /** A target's desired version and its deployed ones, the most reconcilers first. */
-function targetDeploymentOf(row: TargetRow, deployed: Map<string, DeployedVersion> | undefined): TargetState {
+export function targetDeploymentOf(row: TargetRow, deployed: Map<string, DeployedVersion> | undefined): TargetState {
   const versions = [...(deployed?.values() ?? [])].sort(
     (a, b) => b.reconcilers.total - a.reconcilers.total || (a.commit < b.commit ? -1 : a.commit > b.commit ? 1 : 0),
   );
