@@ -187,3 +187,38 @@ SELECT t.environment, t.environment_order, t.workspace, t.application, t.workloa
   LEFT JOIN workload_version dv ON dv.id = a.workload_version_id
   LEFT JOIN counts d ON d.deployment_target_id = t.id;
 
+-- Cluster State / Reconcilers shows the failing first, then the stale, the in progress and the
+-- succeeded, rank by rank (schema/0032), and finding a rank's reconcilers read all of them: at fleet
+-- L a sequential scan of 240,000 current states, each judged stale or not, to keep the 4,800 that
+-- report a failure (two thirds of the panel's time). The failing and the in progress are among the
+-- reconcilers whose own report is not a success: a partial index finds those, and the panel asks
+-- for them by the column added here (`reported_problem`, the condition the index is made for), so
+-- a quiet fleet's page is read from the few thousand with a problem. (The index adds the status to
+-- the columns a HOT update must leave alone: a transition of status is no longer a HOT update of
+-- deployment_state — it writes a history row anyway — and a report of the same status still is.)
+CREATE INDEX deployment_state_reported_problem ON deployment_state (host_id) WHERE status <> 'success';
+
+CREATE OR REPLACE VIEW kalypso_host_state AS
+SELECT h.name AS host, h.type AS host_type, h.last_seen_at AS host_last_seen_at,
+       h.last_seen_at < cfg.stale_before AS host_offline,
+       r.name AS reconciler, r.type AS reconciler_type, me.endpoint AS manifests_endpoint,
+       t.environment, t.workspace, t.application, t.workload, t.deployment_target,
+       (SELECT dv.version FROM deployment_assignment ca JOIN workload_version dv ON dv.id = ca.workload_version_id
+         WHERE ca.id = t.current_assignment_id) AS desired_version,
+       (SELECT ca.gitops_commit_id FROM deployment_assignment ca WHERE ca.id = t.current_assignment_id) AS desired_commit,
+       (SELECT av.version FROM target_commit atc
+          JOIN deployment_assignment aa ON aa.id = atc.assignment_id
+          JOIN workload_version av ON av.id = aa.workload_version_id
+         WHERE atc.deployment_target_id = t.id AND atc.gitops_commit_id = s.gitops_commit_id) AS applied_version,
+       s.gitops_commit_id AS applied_commit,
+       kalypso_effective_status(s.status, s.last_seen_at, cfg.stale_before) AS status,
+       s.status::text AS reported_status, s.status_message, s.observed_at AS status_since, s.last_seen_at,
+       t.environment_order,
+       -- The reconciler's own report is a failure or in progress (whether or not it is stale now).
+       s.status <> 'success' AS reported_problem
+  FROM deployment_state s
+  CROSS JOIN kalypso_settings cfg
+  JOIN host h ON h.id = s.host_id
+  JOIN reconciler r ON r.id = s.reconciler_id
+  JOIN manifests_endpoint me ON me.id = s.manifests_endpoint_id
+  LEFT JOIN kalypso_deployment_target t ON t.manifests_endpoint_id = s.manifests_endpoint_id;
