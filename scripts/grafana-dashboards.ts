@@ -386,13 +386,14 @@ const deploymentObservability = dashboard(
 // Rank by rank, problems first: each rank's reconcilers are chosen, named and sorted on their own, and
 // the parts run in order until the page is full. Sorted as one, every one of fleet L's 240,000
 // reconcilers was named before the first 5,000 were kept; a quiet fleet's page is full of its failing
-// and stale ones before the succeeded are looked at.
+// and stale ones before the succeeded are looked at. The failing and the in progress report a
+// problem themselves: `reported_problem` has them found by an index (schema/0036), not among all.
 const RECONCILERS_SQL = ['failure', 'stale', 'in_progress', 'success']
   .map(
     (status) => `(SELECT host, reconciler, reconciler_type, environment, workspace, application, workload, deployment_target,
        desired_version, applied_version, applied_commit, status, status_message, status_since, last_seen_at, manifests_endpoint
   FROM kalypso_host_state
- WHERE host IN ($host) AND status = '${status}'
+ WHERE host IN ($host) AND status = '${status}'${status === 'failure' || status === 'in_progress' ? ' AND reported_problem' : ''}
  ORDER BY host, reconciler, environment_order
  LIMIT ${TABLE_ROWS})`,
   )

@@ -33,6 +33,9 @@ export async function refreshSummaries(
     // The current rollouts' counts of now follow the counts it changed (schema/0033): recounted last,
     // so that the lock the recount shares with the rollout refresh is held only until this commits.
     await sql`SELECT kalypso_count_current_rollouts('{}')`.execute(trx);
+    // And the counts per target (schema/0036): of the targets whose counts it changed, and of those
+    // whose desired state changed since (until then, kalypso_environment_state sums those itself).
+    await sql`SELECT kalypso_count_target_states('{}')`.execute(trx);
     return result.rows[0]!;
   });
 }

@@ -121,6 +121,17 @@ describe('the known fleet, through the API and through the views', () => {
     expect(body.totals).toEqual({ drifting: 4, notOnDesiredCommit: 1, failing: 1, stale: 2 });
   });
 
+  it('host state: reported_problem is the reconciler’s own report of a failure or of progress', async () => {
+    const rows = await testDb.query<{ status: string; reported_status: string; reported_problem: boolean }>(
+      'SELECT status, reported_status, reported_problem FROM kalypso_host_state',
+    );
+    expect(rows.map((row) => row.reported_problem)).toEqual(rows.map((row) => row.reported_status !== 'success'));
+    // Every reconciler judged failing or in progress is among them (the Reconcilers panel asks for them so).
+    const problems = rows.filter((row) => row.status === 'failure' || row.status === 'in_progress');
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems.every((row) => row.reported_problem)).toBe(true);
+  });
+
   it('host state: each reconciler’s status, and per host', async () => {
     for (const [host, statuses] of Object.entries(HOSTS)) {
       const rows = await testDb.query<{ reconciler: string; status: string }>('SELECT reconciler, status FROM kalypso_host_state WHERE host = $1', [host]);
