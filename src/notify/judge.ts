@@ -50,14 +50,15 @@ export async function judgeSubject(db: Kysely<HubDatabase>, subject: Subject, co
 async function environmentView(db: Kysely<HubDatabase>, subject: Subject, context: ReportContext): Promise<GateView> {
   // Counts, failing hosts, versions and the longest silence are the gate's over every subscriber;
   // the page only names the first failing hosts.
-  const gate = await environmentGateReport(db, context, subject.environment, subject.commit, { limit: HOLDERS_READ });
+  const gate = await environmentGateReport(db, context, subject.environment, subject.commit, { limit: HOLDERS_READ, everySubscriberFacts: true });
   const { total, succeeded, failed, inProgress, stale, settled, subscribers } = gate.answer;
   return {
     counts: { total, succeeded, failed, inProgress, stale },
     settled,
     failedHosts: failingHosts(subscribers),
-    failedHostCount: gate.failedHosts,
-    oldestLiveSeenAt: gate.oldestLiveSeenAt === null ? null : gate.oldestLiveSeenAt.getTime(),
+    // Asked for (everySubscriberFacts); a count of the named ones otherwise.
+    failedHostCount: gate.failedHosts ?? failingHosts(subscribers).length,
+    oldestLiveSeenAt: gate.oldestLiveSeenAt?.getTime() ?? null,
     versions: gate.versions,
   };
 }
