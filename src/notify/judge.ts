@@ -50,13 +50,13 @@ export async function judgeSubject(db: Kysely<HubDatabase>, subject: Subject, co
 async function environmentView(db: Kysely<HubDatabase>, subject: Subject, context: ReportContext): Promise<GateView> {
   // Counts, failing hosts, versions and the longest silence are the gate's over every subscriber;
   // the page only names the first failing hosts.
-  const gate = await environmentGateReport(db, context, subject.environment, subject.commit, { limit: HOLDERS_READ, everySubscriberFacts: true });
+  const gate = await environmentGateReport(db, context, subject.environment, subject.commit, { limit: HOLDERS_READ });
   const { total, succeeded, failed, inProgress, stale, settled, subscribers } = gate.answer;
   return {
     counts: { total, succeeded, failed, inProgress, stale },
     settled,
     failedHosts: failingHosts(subscribers),
-    // Asked for (everySubscriberFacts); a count of the named ones otherwise.
+    // (Both are the gate's over every subscriber: this asks without answerOnly.)
     failedHostCount: gate.failedHosts ?? failingHosts(subscribers).length,
     oldestLiveSeenAt: gate.oldestLiveSeenAt?.getTime() ?? null,
     versions: gate.versions,

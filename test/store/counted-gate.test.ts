@@ -53,7 +53,7 @@ async function pagedRows(asOf: Date, environment: string, commit: string, limit:
 }
 
 /** The environment gate's answers, page by page (subscribers and targets), without the facts only the notifier reads. */
-async function answers(asOf: Date, environment: string, commit: string, everySubscriberFacts: boolean): Promise<unknown[]> {
+async function answers(asOf: Date, environment: string, commit: string, answerOnly: boolean): Promise<unknown[]> {
   const pages: unknown[] = [];
   let cursors: { cursor: string | null; targetsCursor: string | null } = { cursor: null, targetsCursor: null };
   for (let n = 0; n < 20; n += 1) {
@@ -61,7 +61,7 @@ async function answers(asOf: Date, environment: string, commit: string, everySub
       limit: 2,
       after: cursors.cursor === null ? undefined : decodeSubscriberCursor(cursors.cursor),
       targetsAfter: cursors.targetsCursor === null ? undefined : decodeTargetCursor(cursors.targetsCursor),
-      everySubscriberFacts,
+      answerOnly,
     });
     pages.push({ ...gate.answer, endpoints: gate.endpoints });
     if (gate.answer.nextCursor === null && gate.answer.nextTargetsCursor === null) break;
@@ -105,7 +105,7 @@ describe('the environment gate counted from the summaries', () => {
         seen.moved += judged.rows.filter((row) => row.moved_past).length;
       }
       const asOf = new Date(at);
-      expect(await answers(asOf, environment, commit, false), `${context}, answers`).toEqual(await answers(asOf, environment, commit, true));
+      expect(await answers(asOf, environment, commit, true), `${context}, answers`).toEqual(await answers(asOf, environment, commit, false));
     }
     // Every path was taken: each status, writes still queued, reconcilers counted stale.
     expect([...seen.statuses].sort(), `seed ${seed}`).toEqual(['failure', 'in_progress', 'stale', 'success']);

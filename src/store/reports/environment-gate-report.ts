@@ -39,11 +39,11 @@ export interface TargetCursor {
 export interface EnvironmentGatePage extends GatePage {
   readonly targetsAfter?: TargetCursor | undefined;
   /**
-   * Also the notifier's facts over every subscriber (hosts with a failing one, the longest silence):
-   * they need every subscriber judged. Without them the subscribers are counted from the summaries
-   * (counted-gate.ts), which is what an API answer needs.
+   * The answer only (the API's): subscribers counted from the summaries (counted-gate.ts), the
+   * versions of the page's targets only, and none of the facts over every subscriber below, which
+   * need every subscriber judged (the notifier's way, without it).
    */
-  readonly everySubscriberFacts?: boolean | undefined;
+  readonly answerOnly?: boolean | undefined;
 }
 
 export function encodeTargetCursor(cursor: TargetCursor): string {
@@ -65,7 +65,7 @@ export function decodeTargetCursor(text: string): TargetCursor | undefined {
 export interface EnvironmentGate {
   readonly answer: EnvironmentRolloutState;
   readonly endpoints: readonly string[];
-  /** Over every subscriber and target, whatever the page (the notifier's description and next look); with `everySubscriberFacts` only. */
+  /** Over every subscriber and target, whatever the page (the notifier's description and next look); undefined with `answerOnly`. */
   readonly failedHosts: number | undefined;
   readonly oldestLiveSeenAt: Date | null | undefined;
   readonly versions: ReadonlySet<string>;
@@ -82,10 +82,10 @@ export async function environmentGateReport(
   // same rule (a write between the two can make them differ for one answer; the next agrees).
   const [targets, subscribers, carriedInEnvironment] = await Promise.all([
     // Every target's versions for the notifier (it reads them all); the page's only otherwise.
-    gateTargets(db, sql`t.environment = ${environment} AND ${inWorkspaces(page.workspaces)}`, commit, page.everySubscriberFacts === true),
-    page.everySubscriberFacts === true
-      ? judgeSubscribers(db, context, judgedEndpoints(environment, commit, page.workspaces), commit, page)
-      : countedSubscribers(db, context, judgedEndpoints(environment, commit, page.workspaces), commit, page),
+    gateTargets(db, sql`t.environment = ${environment} AND ${inWorkspaces(page.workspaces)}`, commit, page.answerOnly !== true),
+    page.answerOnly === true
+      ? countedSubscribers(db, context, judgedEndpoints(environment, commit, page.workspaces), commit, page)
+      : judgeSubscribers(db, context, judgedEndpoints(environment, commit, page.workspaces), commit, page),
     // A scoped caller's targets are judged as in the unscoped answer: whether any branch has carried
     // the commit is asked of every target of the environment (judgedEndpoints decides the same way).
     page.workspaces === undefined ? undefined : environmentCarried(db, environment, commit),
@@ -107,7 +107,7 @@ export async function environmentGateReport(
       ...counts,
       settled: isSettled(counts),
       ...pageOfSubscribers(subscribers.rows, page, (row): EnvironmentSubscriber => ({ ...subscriberOf(row, commit), manifestsEndpoint: row.endpoint })),
-      targets: page.everySubscriberFacts === true ? targetsPage.shown.map(({ target }) => target) : await withVersions(db, targetsPage.shown, commit),
+      targets: page.answerOnly === true ? await withVersions(db, targetsPage.shown, commit) : targetsPage.shown.map(({ target }) => target),
       nextTargetsCursor: targetsPage.nextTargetsCursor,
       targetsTotal: gateTargetsJudged.length,
     },
