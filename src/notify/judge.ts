@@ -56,8 +56,9 @@ async function environmentView(db: Kysely<HubDatabase>, subject: Subject, contex
     counts: { total, succeeded, failed, inProgress, stale },
     settled,
     failedHosts: failingHosts(subscribers),
-    failedHostCount: gate.failedHosts,
-    oldestLiveSeenAt: gate.oldestLiveSeenAt === null ? null : gate.oldestLiveSeenAt.getTime(),
+    // (Both are the gate's over every subscriber: this asks without answerOnly.)
+    failedHostCount: gate.failedHosts ?? failingHosts(subscribers).length,
+    oldestLiveSeenAt: gate.oldestLiveSeenAt?.getTime() ?? null,
     versions: gate.versions,
   };
 }

@@ -39,6 +39,8 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
       // A scoped caller's gate is restricted in its queries (its targets, their subscribers) before
       // counting and paging: counts over all of its subscribers, full pages, consistent cursors.
       workspaces: workspaces === undefined ? undefined : [...workspaces.workspaces],
+      // Counted from the summaries: an answer needs none of the notifier's facts over every subscriber.
+      answerOnly: true,
     };
     const read = async (): Promise<{ answer: RolloutState; endpoints: readonly string[] }> => {
       if ('environment' in scope) return await environmentGateReport(deps.db, reportContext(deps), scope.environment, commit, page);

@@ -12,17 +12,21 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { EnvironmentRolloutState, EnvironmentSubscriber, GateTarget } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
+import { type CountedSubscribers, countedSubscribers } from './counted-gate.ts';
 import { emptyCounts, mergeCounts, type ReportContext } from './report-context.ts';
 import {
   branchCarried,
   type GatePage,
   gateTarget,
+  type GateTargetRow,
   gateTargets,
   inWorkspaces,
   isSettled,
   judgeSubscribers,
+  type JudgedSubscribers,
   pageOfSubscribers,
   subscriberOf,
+  targetVersions,
 } from './rollout-gate-report.ts';
 
 /** Where a page of targets starts: after this one, in the order of the answer. */
@@ -34,6 +38,12 @@ export interface TargetCursor {
 
 export interface EnvironmentGatePage extends GatePage {
   readonly targetsAfter?: TargetCursor | undefined;
+  /**
+   * The answer only (the API's): subscribers counted from the summaries (counted-gate.ts), the
+   * versions of the page's targets only, and none of the facts over every subscriber below, which
+   * need every subscriber judged (the notifier's way, without it).
+   */
+  readonly answerOnly?: boolean | undefined;
 }
 
 export function encodeTargetCursor(cursor: TargetCursor): string {
@@ -55,9 +65,9 @@ export function decodeTargetCursor(text: string): TargetCursor | undefined {
 export interface EnvironmentGate {
   readonly answer: EnvironmentRolloutState;
   readonly endpoints: readonly string[];
-  /** Over every subscriber and target, whatever the page (the notifier's description and next look). */
-  readonly failedHosts: number;
-  readonly oldestLiveSeenAt: Date | null;
+  /** Over every subscriber and target, whatever the page (the notifier's description and next look); undefined with `answerOnly`. */
+  readonly failedHosts: number | undefined;
+  readonly oldestLiveSeenAt: Date | null | undefined;
   readonly versions: ReadonlySet<string>;
 }
 
@@ -71,8 +81,11 @@ export async function environmentGateReport(
   // The targets and the subscribers side by side: each statement picks the judged endpoints by the
   // same rule (a write between the two can make them differ for one answer; the next agrees).
   const [targets, subscribers, carriedInEnvironment] = await Promise.all([
-    gateTargets(db, sql`t.environment = ${environment} AND ${inWorkspaces(page.workspaces)}`, commit),
-    judgeSubscribers(db, context, judgedEndpoints(environment, commit, page.workspaces), commit, page),
+    // Every target's versions for the notifier (it reads them all); the page's only otherwise.
+    gateTargets(db, sql`t.environment = ${environment} AND ${inWorkspaces(page.workspaces)}`, commit, page.answerOnly !== true),
+    page.answerOnly === true
+      ? countedSubscribers(db, context, judgedEndpoints(environment, commit, page.workspaces), commit, page)
+      : judgeSubscribers(db, context, judgedEndpoints(environment, commit, page.workspaces), commit, page),
     // A scoped caller's targets are judged as in the unscoped answer: whether any branch has carried
     // the commit is asked of every target of the environment (judgedEndpoints decides the same way).
     page.workspaces === undefined ? undefined : environmentCarried(db, environment, commit),
@@ -85,7 +98,8 @@ export async function environmentGateReport(
   // A reconciler pulls one endpoint: summing the endpoints counts each reconciler once.
   const counts = emptyCounts();
   for (const endpointCounts of subscribers.counts.values()) mergeCounts(counts, endpointCounts);
-  const gateTargetsJudged = judged.map((target) => gateTarget(target, subscribers.counts.get(target.endpoint_id) ?? emptyCounts()));
+  const gateTargetsJudged = judged.map((row) => ({ row, target: gateTarget(row, subscribers.counts.get(row.endpoint_id) ?? emptyCounts()) }));
+  const targetsPage = pageOfTargets(gateTargetsJudged, page);
   return {
     answer: {
       environment,
@@ -93,14 +107,29 @@ export async function environmentGateReport(
       ...counts,
       settled: isSettled(counts),
       ...pageOfSubscribers(subscribers.rows, page, (row): EnvironmentSubscriber => ({ ...subscriberOf(row, commit), manifestsEndpoint: row.endpoint })),
-      ...pageOfTargets(gateTargetsJudged, page),
+      targets: page.answerOnly === true ? await withVersions(db, targetsPage.shown, commit) : targetsPage.shown.map(({ target }) => target),
+      nextTargetsCursor: targetsPage.nextTargetsCursor,
       targetsTotal: gateTargetsJudged.length,
     },
     endpoints: [...endpointNames.values()],
-    failedHosts: subscribers.failedHosts,
-    oldestLiveSeenAt: subscribers.oldestLiveSeenAt,
+    ...everySubscriberFacts(subscribers),
     versions: new Set(judged.flatMap((target) => (target.version === null ? [] : [target.version]))),
   };
+}
+
+/** The targets with the versions their rows were read without. */
+async function withVersions(db: Kysely<HubDatabase>, shown: readonly { row: GateTargetRow; target: GateTarget }[], commit: string): Promise<GateTarget[]> {
+  const versions = await targetVersions(db, shown.map(({ row }) => row.id), commit);
+  return shown.map(({ row, target }) => {
+    const found = versions.get(row.id);
+    return { ...target, version: found?.version ?? null, desiredVersion: found?.desired_version ?? null, desiredCommit: found?.desired_commit ?? null };
+  });
+}
+
+function everySubscriberFacts(subscribers: JudgedSubscribers | CountedSubscribers): Pick<EnvironmentGate, 'failedHosts' | 'oldestLiveSeenAt'> {
+  return 'failedHosts' in subscribers
+    ? { failedHosts: subscribers.failedHosts, oldestLiveSeenAt: subscribers.oldestLiveSeenAt }
+    : { failedHosts: undefined, oldestLiveSeenAt: undefined };
 }
 
 /**
@@ -150,15 +179,15 @@ function compareTargets(a: TargetCursor, b: TargetCursor): number {
 }
 
 /** The targets holding the rollout up first, a page after the cursor, and the next page's cursor. */
-function pageOfTargets(targets: readonly GateTarget[], page: EnvironmentGatePage): { targets: GateTarget[]; nextTargetsCursor: string | null } {
+function pageOfTargets<T extends { target: GateTarget }>(targets: readonly T[], page: EnvironmentGatePage): { shown: T[]; nextTargetsCursor: string | null } {
   const ordered = targets
-    .map((target) => ({ target, at: { rank: targetRank(target), key: targetKey(target) } }))
+    .map((item) => ({ item, at: { rank: targetRank(item.target), key: targetKey(item.target) } }))
     .filter(({ at }) => page.targetsAfter === undefined || compareTargets(at, page.targetsAfter) > 0)
     .sort((a, b) => compareTargets(a.at, b.at));
   const shown = page.limit === undefined ? ordered : ordered.slice(0, page.limit);
   const last = shown[shown.length - 1];
   return {
-    targets: shown.map(({ target }) => target),
+    shown: shown.map(({ item }) => item),
     nextTargetsCursor: shown.length < ordered.length && last !== undefined ? encodeTargetCursor(last.at) : null,
   };
 }

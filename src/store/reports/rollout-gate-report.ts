@@ -54,7 +54,8 @@ export function decodeSubscriberCursor(text: string): SubscriberCursor | undefin
 }
 
 /** A row of gateTargets: a target, its endpoint's id, and whether its branch has carried the commit. */
-export interface GateTargetRow {
+export interface GateTargetRow extends TargetVersions {
+  id: number;
   environment: string;
   workspace: string;
   application: string;
@@ -62,30 +63,50 @@ export interface GateTargetRow {
   name: string;
   endpoint_id: number;
   endpoint: string;
+  carried: boolean;
+}
+
+/** The version `commit` runs on a target, and the target's desired version and commit. */
+export interface TargetVersions {
   version: string | null;
   desired_version: string | null;
   desired_commit: string | null;
-  carried: boolean;
 }
 
 /**
  * The deployment targets chosen by `where` (a condition on `t`, deployment_target_named), in
- * promotion order, with the version `commit` runs on each and whether the target's branch has
- * carried it (some reconciler or assignment on an endpoint of the branch saw it).
+ * promotion order, with whether the target's branch has carried `commit` (some reconciler or
+ * assignment on an endpoint of the branch saw it) and, unless `versions` is false (then null, for
+ * targetVersions to look up for a page of them), the version `commit` runs on each.
  */
-export async function gateTargets(db: Kysely<HubDatabase>, where: ReturnType<typeof sql>, commit: string): Promise<GateTargetRow[]> {
+export async function gateTargets(db: Kysely<HubDatabase>, where: ReturnType<typeof sql>, commit: string, versions = true): Promise<GateTargetRow[]> {
   const rows = await sql<GateTargetRow>`
-    SELECT t.environment, t.workspace, t.application, t.workload, t.name, t.manifests_endpoint_id AS endpoint_id, me.endpoint,
-           at_commit.version, desired.version AS desired_version, a.gitops_commit_id AS desired_commit,
+    SELECT t.id, t.environment, t.workspace, t.application, t.workload, t.name, t.manifests_endpoint_id AS endpoint_id, me.endpoint,
+           ${versions ? sql`at_commit.version, desired.version AS desired_version, a.gitops_commit_id AS desired_commit` : sql`NULL AS version, NULL AS desired_version, NULL AS desired_commit`},
            ${branchCarried(sql.ref('t.manifests_endpoint_id'), commit)} AS carried
       FROM deployment_target_named t
       JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id
-      ${joinVersionAt('t', sql`${commit}`, 'at_commit')}
-      LEFT JOIN deployment_assignment a ON a.id = t.current_assignment_id
-      LEFT JOIN workload_version desired ON desired.id = a.workload_version_id
+      ${versions ? targetVersionJoins(commit) : sql``}
      WHERE ${where}
      ORDER BY ${TARGET_ENVIRONMENT_ORDER}, t.workspace, t.application, t.workload, t.name`.execute(db);
-  return rows.rows;
+  return rows.rows.map((row) => ({ ...row, id: Number(row.id) }));
+}
+
+function targetVersionJoins(commit: string): RawBuilder<unknown> {
+  return sql`${joinVersionAt('t', sql`${commit}`, 'at_commit')}
+      LEFT JOIN deployment_assignment a ON a.id = t.current_assignment_id
+      LEFT JOIN workload_version desired ON desired.id = a.workload_version_id`;
+}
+
+/** The versions of the targets `ids` (gateTargets' without them: a page's worth, by index, instead of hashing every assignment). */
+export async function targetVersions(db: Kysely<HubDatabase>, ids: readonly number[], commit: string): Promise<Map<number, TargetVersions>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql<TargetVersions & { id: number }>`
+    SELECT t.id, at_commit.version, desired.version AS desired_version, a.gitops_commit_id AS desired_commit
+      FROM unnest(${[...ids]}::bigint[]) AS x(id)
+      JOIN deployment_target t ON t.id = x.id
+      ${targetVersionJoins(commit)}`.execute(db);
+  return new Map(rows.rows.map(({ id, ...versions }) => [Number(id), versions]));
 }
 
 /** Whether the branch of endpoint `endpointId` (an SQL expression) has carried `commit`: some reconciler or assignment on an endpoint of it saw it. */
