@@ -1,11 +1,13 @@
 // How the web UI loads: the shell names every file under the UI's version and preloads every
 // module, which the browser keeps for good (a second load asks the hub for none of them); the
-// unversioned paths are revalidated by ETag.
-import type { Browser, Page } from 'playwright-core';
+// unversioned paths are revalidated by ETag; and pages ask for what they need at once rather than
+// one answer after another (the matrix asks /compare beside /environments, the drift is drawn
+// before the environments' counts arrive).
+import type { Browser, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningHub } from '../../src/hub.ts';
-import { launchBrowser } from '../support/browser.ts';
-import { writeKnownFleet } from '../support/known-fleet.ts';
+import { launchBrowser, type PageGlobals } from '../support/browser.ts';
+import { ENVIRONMENTS, writeKnownFleet } from '../support/known-fleet.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { startTestHub } from '../support/test-hub.ts';
 
@@ -106,5 +108,66 @@ describe('the shell and its files', () => {
     expect(await other.text()).toBe(current);
     expect((await fetch(`${base}/ui/app/no-such-module.ts`)).status).toBe(404);
     expect((await fetch(`${base}/ui/app/../hub.ts`)).status).toBe(404);
+  });
+});
+
+/** Holds every answer of a path until released: what the page does meanwhile shows what waits for it. */
+async function hold(path: string): Promise<{ release(): void; asked: Promise<void> }> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let asked!: () => void;
+  const wasAsked = new Promise<void>((resolve) => (asked = resolve));
+  await page.route(
+    (url) => url.pathname === path,
+    async (route: Route) => {
+      asked();
+      await released;
+      await route.continue();
+    },
+  );
+  return { release, asked: wasAsked };
+}
+
+const headers = () => page.$$eval('table.matrix thead th', (cells) => cells.map((cell) => cell.textContent));
+
+describe('pages ask at once', () => {
+  it('the matrix asks for its rows beside the environments once the tab has seen their names, and follows new names', async () => {
+    await page.goto(`${base}/`);
+    await page.waitForSelector('table.matrix tbody tr');
+    expect(await headers()).toEqual(['Workload / target', ...ENVIRONMENTS]);
+
+    const environments = await hold('/api/v1/environments');
+    const compare = page.waitForRequest((request) => new URL(request.url()).pathname === '/api/v1/compare');
+    await page.goto(`${base}/`);
+    await environments.asked;
+    // Asked while /environments is still unanswered.
+    expect(new URL((await compare).url()).searchParams.get('environments')).toBe(ENVIRONMENTS.join(','));
+    environments.release();
+    await page.waitForSelector('table.matrix tbody tr');
+    expect(await headers()).toEqual(['Workload / target', ...ENVIRONMENTS]);
+    await page.unroute((url) => url.pathname === '/api/v1/environments');
+
+    // Names this tab remembers wrongly: the rows are asked again by the right ones.
+    await page.evaluate(() => (globalThis as unknown as { sessionStorage: { setItem(key: string, value: string): void } }).sessionStorage.setItem('kalypso-environment-names', '["dev","gone"]'));
+    const asked: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/api/v1/compare') asked.push(url.searchParams.get('environments') ?? '');
+    });
+    await page.goto(`${base}/`);
+    await page.waitForSelector('table.matrix tbody tr');
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelector('[aria-busy="true"]') === null);
+    expect(await headers()).toEqual(['Workload / target', ...ENVIRONMENTS]);
+    expect(asked).toEqual(['dev,gone', ENVIRONMENTS.join(',')]);
+  });
+
+  it('the drift page draws the drift before the environments answer, and fills its filter when they do', async () => {
+    const environments = await hold('/api/v1/environments');
+    await page.goto(`${base}/drift`);
+    await environments.asked;
+    await page.waitForSelector('table.drift tbody tr');
+    expect(await page.locator('select[name="environment"] option').count()).toBe(1);
+    environments.release();
+    await page.waitForFunction((count) => (globalThis as unknown as PageGlobals).document.querySelectorAll('select[name="environment"] option').length === count, ENVIRONMENTS.length + 1);
   });
 });
