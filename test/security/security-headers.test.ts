@@ -85,7 +85,8 @@ describe('security headers', () => {
     expect(shell).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(shell).not.toMatch(/\sstyle=/);
     const dom = await (await fetch(`${base}/ui/app/dom.ts`)).text();
-    expect(dom).toContain("from '/ui/vendor/idiomorph.js'");
+    // Relative: the same module loads under /ui/app/ and under the UI's version (/ui/<version>/app/).
+    expect(dom).toContain("from '../vendor/idiomorph.js'");
     expect(dom).not.toMatch(/from ['"]idiomorph['"]/);
   });
 });

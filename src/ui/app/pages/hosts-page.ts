@@ -4,6 +4,7 @@
 import { apiGet } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
+import { rememberEnvironments } from '../remembered-environments.ts';
 import { STATUS_LABEL } from '../status-bar.ts';
 import { param } from '../url-state.ts';
 import { type HostFilters, hostsPager, hostsSummary, hostsTable } from './hosts-table.ts';
@@ -43,6 +44,7 @@ export function mountHosts(root: HTMLElement, signal: AbortSignal): Page {
   const offerEnvironments = (names: readonly string[]): void => {
     if (offered) return;
     offered = true;
+    rememberEnvironments(names);
     // In promotion order, keeping what is chosen (perhaps by the person meanwhile).
     const chosen = environments.value;
     while (environments.options.length > 1) environments.remove(1);

@@ -7,6 +7,7 @@
 import { apiGet, type CompareCell, type CompareRow, type Environment } from '../api.ts';
 import { h, replaceContent, updateContent } from '../dom.ts';
 import { field, filterForm, guarded, noDataYet, type Page } from '../page.ts';
+import { rememberedEnvironments, rememberEnvironments, sameNames } from '../remembered-environments.ts';
 import { STATUS_LABEL, statusBar } from '../status-bar.ts';
 import { commitText, timeAgo } from '../times.ts';
 import { href, param, rolloutHref } from '../url-state.ts';
@@ -31,16 +32,23 @@ export function mountMatrix(root: HTMLElement, signal: AbortSignal): Page {
   return {
     refresh: () =>
       guarded(content, signal, async () => {
+        const rowsOf = (names: readonly string[]): Promise<{ items: CompareRow[]; nextCursor: string | null }> =>
+          names.length === 1
+            ? oneEnvironment(names[0]!, { cursor, workspace, application }, signal)
+            : apiGet('/compare', {}, { environments: names.join(','), limit: String(ROWS_PER_PAGE), cursor, workspace, application }, signal);
+        // The rows by the names this tab saw last, asked beside the environments rather than after them.
+        const remembered = rememberedEnvironments();
+        const early = remembered === undefined ? undefined : rowsOf(remembered);
+        // Not waited for when the names have changed: its failure is then nobody's.
+        early?.catch(() => undefined);
         const { items: environments } = await apiGet('/environments', {}, {}, signal);
         if (environments.length === 0) {
           updateContent(content, noDataYet('environments'));
           return;
         }
         const names = environments.map((environment) => environment.name);
-        const page =
-          names.length === 1
-            ? await oneEnvironment(names[0]!, { cursor, workspace, application }, signal)
-            : await apiGet('/compare', {}, { environments: names.join(','), limit: String(ROWS_PER_PAGE), cursor, workspace, application }, signal);
+        rememberEnvironments(names);
+        const page = await (early !== undefined && sameNames(names, remembered!) ? early : rowsOf(names));
         updateContent(content, summary(environments), legend(), matrix(environments, page.items), pager(page.nextCursor, { workspace, application, cursor }));
       }),
   };
