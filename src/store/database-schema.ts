@@ -199,6 +199,9 @@ export const TABLES_WITHOUT_TYPES: readonly string[] = [
   'current_rollout_count_queue',
   'summary_queue',
   'summary_reconciler',
+  // Counts per deployment target, queued by triggers and kept by the summary refresh, read by kalypso_environment_state (schema/0036).
+  'target_state_count',
+  'target_state_count_queue',
   // State transitions per minute, kept by a trigger and the summary refresh, read by Grafana (schema/0028).
   'transition_count',
   'transition_count_queue',

@@ -69,17 +69,22 @@ describe('one owner per data directory', () => {
     await waitReady(ports.http, first, 60_000);
     const postgres = await postmasterPid();
 
+    // The issue asks for "within a second" of the hub's own work. Starting Node and loading the CLI
+    // alone takes about 1 s here when idle, and several when other test files share the cores; so
+    // the refusal is timed against a CLI started beside it that only refuses an unknown option.
+    const secondPorts = await freePorts();
+    const timed = async (cli: CliProcess, started: number) => ({ code: await cli.exited, ms: Date.now() - started });
     const started = Date.now();
-    const second = serve(await freePorts());
-    expect(await second.exited).toBe(1);
-    const refusedAfterMs = Date.now() - started;
+    const second = serve(secondPorts);
+    const unknownOption = runCli(['serve', '--no-such-option']);
+    const [refused, baseline] = await Promise.all([timed(second, started), timed(unknownOption, started)]);
+    expect(refused.code).toBe(1);
+    expect(baseline.code).toBe(2);
     expect(second.output()).toContain(`data directory ${dataDir} is in use by the hub with pid ${first.process.pid}`);
     expect(second.output()).toContain(`UI on port ${ports.http}`);
     // It gave up before starting anything: no PostgreSQL of its own, the first one untouched.
     expect(second.output()).not.toContain('embedded PostgreSQL');
-    // The issue asks for "within a second"; this includes starting Node itself (about 0.35 s when
-    // idle), so the bound leaves room for a loaded CI machine.
-    expect(refusedAfterMs).toBeLessThan(3_000);
+    expect(refused.ms - baseline.ms).toBeLessThan(1_000);
     // Nor does `migrate` take the running hub's server.
     const migrate = runCli(['migrate', '--data-dir', dataDir, '--embedded-pg-port', String((await freePorts()).pg)], { DATABASE_URL: '' });
     expect(await migrate.exited).toBe(1);
