@@ -237,7 +237,7 @@ async function startOnceMigrated(
   for (const timer of [
     scheduleHistoryMaintenance(database.db, { retentionMs: config.historyRetention, clock }, log),
     scheduleRolloutRefresh(database.db, STATE_TUNING.rolloutRefreshMs, context.metrics, log, yieldToWrites),
-    scheduleSummaryRefresh(database.db, STATE_TUNING.summaryRefreshMs, clock, context.metrics, log, yieldToWrites),
+    scheduleSummaryRefresh(database.db, STATE_TUNING.summaryRefresh, clock, context.metrics, log, { ...yieldToWrites, maxMs: STATE_TUNING.summaryRefreshYieldMs }),
   ]) {
     steps.add(() => timer.stop());
   }

@@ -14,6 +14,11 @@ export interface RepeatOptions {
   readonly restRatio?: number;
   /** Work that gives way to something more urgent, for a while (see YieldTo). */
   readonly yieldTo?: YieldTo;
+  /**
+   * A run that says more is left (returns true: it did a bounded part of what is queued) is
+   * followed by the next after a rest of this × its duration, not after the interval.
+   */
+  readonly moreRestRatio?: number;
 }
 
 /**
@@ -28,9 +33,10 @@ export interface YieldTo {
 
 /**
  * Runs `run` every `intervalMs` — from the start of one run to the start of the next, or later by
- * the rest the run earned. `run` handles its own failures.
+ * the rest the run earned; sooner when it says more is left (see moreRestRatio). `run` handles its
+ * own failures.
  */
-export function repeatEvery(intervalMs: number, run: () => Promise<void>, options: RepeatOptions = {}): { stop(): Promise<void> } {
+export function repeatEvery(intervalMs: number, run: () => Promise<boolean | void>, options: RepeatOptions = {}): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -52,11 +58,17 @@ export function repeatEvery(intervalMs: number, run: () => Promise<void>, option
       return;
     }
     const started = performance.now();
-    running = run().finally(() => {
-      running = undefined;
-      const took = performance.now() - started;
-      schedule(Math.max(intervalMs - took, (options.restRatio ?? 0) * took));
-    });
+    let more = false;
+    running = run()
+      .then((said) => {
+        more = said === true;
+      })
+      .finally(() => {
+        running = undefined;
+        const took = performance.now() - started;
+        const { moreRestRatio } = options;
+        schedule(more && moreRestRatio !== undefined ? moreRestRatio * took : Math.max(intervalMs - took, (options.restRatio ?? 0) * took));
+      });
   };
   if (options.immediately === true) {
     due = performance.now();
@@ -74,8 +86,8 @@ export function repeatEvery(intervalMs: number, run: () => Promise<void>, option
 }
 
 /**
- * The rest of the background refreshes (summaries, rollouts): ten times as long as the refresh
- * took. They are serialized and every report folds them in before it answers, so a longer rest only
+ * The rest of the rollout refresh (the summary refresh's until it folded in slices,
+ * STATE_TUNING.summaryRefresh): ten times as long as the refresh took. They are serialized and every report folds them in before it answers, so a longer rest only
  * batches more per refresh — and a refresh costs more by how often it runs than by what it folds in:
  * a reconciler that changed five times between two refreshes is folded in once, and each refresh
  * judges again every host and rollout its changes reach. Under a burst of reports (bench
@@ -95,7 +107,7 @@ export const REFRESH_REST_RATIO = 10;
 export function repeatThroughOutages(
   intervalMs: number,
   what: string,
-  run: () => Promise<void>,
+  run: () => Promise<boolean | void>,
   log: Pick<Logger, 'info' | 'warn'>,
   options: RepeatOptions = {},
 ): { stop(): Promise<void> } {
@@ -103,15 +115,16 @@ export function repeatThroughOutages(
   let lastSaid = 0;
   return repeatEvery(intervalMs, async () => {
     try {
-      await run();
+      const more = await run();
       if (unavailableSince !== undefined) {
         log.info({ downMs: Date.now() - unavailableSince }, `${what} works again`);
         unavailableSince = undefined;
       }
+      return more;
     } catch (error) {
       if (!isDatabaseUnavailable(error)) {
         log.warn({ err: error }, `${what} failed; will retry`);
-        return;
+        return false;
       }
       unavailableSince ??= Date.now();
       if (Date.now() - lastSaid >= 60_000) {

@@ -84,18 +84,30 @@ export const STATE_TUNING = {
   /** How often the rollout table behind the delivery metrics catches up with the writes. */
   rolloutRefreshMs: 2_000,
   /**
-   * How often the report summaries catch up with the writes and with reconcilers turning stale: what
-   * Grafana reads is at most this old (the API folds the queue in before it reads).
+   * How the report summaries catch up with the writes and with reconcilers turning stale — what
+   * Grafana reads (the API folds the whole queue in before it reads). Every `intervalMs`, a slice of
+   * the queue: the oldest writes that begin within `sliceReconcilers` reconcilers; while more is
+   * queued the next slice follows after a rest of `moreRestRatio` × the slice's time, and once the
+   * queue is empty after `restRatio` × it (or the interval). At fleet L a slice of 4,000 took
+   * 0.2–0.5 s under ingest, so the views trail a burst of writes by a second or two instead of by
+   * the burst and one refresh of all of it (docs/benchmarks/fleet-l-refresh.md). The current
+   * rollouts' counts are recounted after the last slice, or every `recountMs` during a burst.
    */
-  summaryRefreshMs: 1_000,
+  summaryRefresh: { intervalMs: 1_000, sliceReconcilers: 4_000, recountMs: 1_000, restRatio: 1, moreRestRatio: 0.5 },
+  /**
+   * The summary refresh gives way to writes for at most this long (see refreshYield): the views are
+   * to be current within 2 s of a write, also during a burst.
+   */
+  summaryRefreshYieldMs: 500,
   /**
    * The background refreshes give way to writes: a refresh that falls due while the hub is writing
    * (a write under way, or one ended less than `gapMs` ago) waits until it is not, checking every
    * `recheckMs`, for at most `maxMs`. A burst of reports — collectors replaying what they queued
    * offline — is then written with the machine's CPU to itself, and folded into the summaries and
    * rollouts once, after it, instead of by refreshes competing with it. Reports are unaffected (they
-   * fold the queues in before they read); the SQL views (Grafana) may lag by that half minute during
-   * a burst.
+   * fold the queues in before they read); the rollout table behind the SQL views (Grafana's
+   * delivery panels) may lag by that half minute during a burst. The summary refresh waits at most
+   * `summaryRefreshYieldMs`.
    */
   refreshYield: { maxMs: 30_000, recheckMs: 250, gapMs: 100 },
   /** How often history partitions are created ahead of the clock and retention applied. */

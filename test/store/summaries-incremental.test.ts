@@ -69,6 +69,29 @@ async function rebuiltSummaries(at: Date): Promise<unknown> {
   });
 }
 
+/** 1–8 random records: reports (some late), new desired versions, removals. */
+function randomRecords(
+  random: ReturnType<typeof seededPicker>,
+  fleet: FleetBuilder,
+  options: { readonly hosts: readonly string[]; readonly commits: readonly string[]; readonly minutesSinceT0: number; readonly at: number },
+): NormalizedRecord[] {
+  const records: NormalizedRecord[] = [];
+  for (let n = 1 + random.int(8); n > 0; n -= 1) {
+    const workload = random.pick(WORKLOADS);
+    const environment = random.pick(ENVIRONMENTS);
+    const kind = random.int(10);
+    if (kind < 6) {
+      const status = random.pick(['success', 'failure', 'in_progress'] as const);
+      records.push(fleet.state(random.pick(options.hosts), workload, environment, random.pick(options.commits), status, random.int(30) - options.minutesSinceT0));
+    } else if (kind < 9) {
+      records.push(fleet.descriptor(workload, environment, `1.${random.int(4)}`, random.pick(options.commits), random.int(60)));
+    } else {
+      records.push({ kind: 'reconciler-removed', host: random.pick(options.hosts), reconciler: `flux-system/${workload.workload}`, removedAt: new Date(options.at) });
+    }
+  }
+  return records;
+}
+
 describe('summaries folded in step by step', () => {
   // A seed of its own for every run, and the seeds that once found a defect.
   it.each([
@@ -83,21 +106,7 @@ describe('summaries folded in step by step', () => {
     let clock = t0;
     let rollouts = 0;
     for (let step = 0; step < 30; step += 1) {
-      const records: NormalizedRecord[] = [];
-      for (let n = 1 + random.int(8); n > 0; n -= 1) {
-        const workload = random.pick(WORKLOADS);
-        const environment = random.pick(ENVIRONMENTS);
-        const kind = random.int(10);
-        if (kind < 6) {
-          const status = random.pick(['success', 'failure', 'in_progress'] as const);
-          records.push(fleet.state(random.pick(hosts), workload, environment, random.pick(commits), status, random.int(30) - (clock - t0) / 60_000));
-        } else if (kind < 9) {
-          records.push(fleet.descriptor(workload, environment, `1.${random.int(4)}`, random.pick(commits), random.int(60)));
-        } else {
-          records.push({ kind: 'reconciler-removed', host: random.pick(hosts), reconciler: `flux-system/${workload.workload}`, removedAt: new Date(clock) });
-        }
-      }
-      await fleet.write(records);
+      await fleet.write(randomRecords(random, fleet, { hosts, commits, minutesSinceT0: (clock - t0) / 60_000, at: clock }));
       // The clock moves on, now and then past stale-after for some.
       clock += random.int(4) * 60_000;
       const at = new Date(clock);
@@ -110,4 +119,47 @@ describe('summaries folded in step by step', () => {
     // The verdicts were compared, not only empty lists.
     expect(rollouts).toBeGreaterThan(0);
   }, 120_000);
+  it('equal the summaries rebuilt from scratch when the queue is folded in slices, with writes between them', async () => {
+    const seed = testSeed();
+    const random = seededPicker(seed);
+    const t0 = Date.now();
+    const fleet = new FleetBuilder(database.db, t0);
+    const hosts = Array.from({ length: 6 }, () => randomName('host'));
+    const commits = Array.from({ length: 4 }, () => randomCommit());
+    let clock = t0;
+    let slices = 0;
+    for (let step = 0; step < 20; step += 1) {
+      // Several writers' statements, so that the queue has several rows for the slices to take; now
+      // and then a new version for every target at once (an environment rolling out: one write
+      // whose desired states a slice judges a few endpoints at a time), and every target back to one
+      // of its versions at random in one statement, as a bulk writer assigns
+      // (bench/delivery-refresh.ts): its trigger queues every endpoint in one row.
+      for (let writes = 1 + random.int(4); writes > 0; writes -= 1) {
+        await fleet.write(randomRecords(random, fleet, { hosts, commits, minutesSinceT0: (clock - t0) / 60_000, at: clock }));
+      }
+      if (random.int(3) === 0) {
+        await fleet.write(WORKLOADS.flatMap((workload) => ENVIRONMENTS.map((environment) => fleet.descriptor(workload, environment, `1.${random.int(4)}`, random.pick(commits), random.int(60)))));
+      }
+      if (random.int(2) === 0) {
+        await testDb.query(`UPDATE deployment_target t
+                               SET current_assignment_id = (SELECT a.id FROM deployment_assignment a WHERE a.deployment_target_id = t.id ORDER BY random() LIMIT 1)`);
+      }
+      clock += random.int(4) * 60_000;
+      const at = new Date(clock);
+      // The timer's way: slices of at most 1–3 reconcilers (so a new desired state is judged an
+      // endpoint or a few at a time), the current rollouts recounted now and then, more writes
+      // between slices; the last slice recounts.
+      for (let more = true; more; ) {
+        const result = await refreshSummaries(database.db, { wait: true, at, maxReconcilers: 1 + random.int(3), recountWhen: (left) => !left || random.int(3) === 0 });
+        more = result!.more === true;
+        slices += 1;
+        if (more && random.int(4) === 0) await fleet.write(randomRecords(random, fleet, { hosts, commits, minutesSinceT0: (clock - t0) / 60_000, at: clock }));
+      }
+      await refreshRollouts(database.db, { wait: true });
+      const folded = await summaries((text, values) => testDb.query(text, values), at);
+      expect(folded, `seed ${seed}, step ${step}`).toEqual(await rebuiltSummaries(at));
+    }
+    // The queue was taken in more slices than steps: slicing was exercised.
+    expect(slices).toBeGreaterThan(40);
+  }, 180_000);
 });

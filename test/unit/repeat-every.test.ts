@@ -85,6 +85,26 @@ describe('repeatEvery', () => {
     expect(starts.map(Math.round)).toEqual([6_000, 12_000]);
   });
 
+  it('starts the next run after moreRestRatio × a run that says more is left, and the interval or restRatio after one that does not', async () => {
+    const starts: number[] = [];
+    // Runs of 400 ms; the first three leave more (a burst folded slice after slice).
+    const repeating = repeatEvery(
+      1_000,
+      async () => {
+        starts.push(performance.now());
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        return starts.length <= 3;
+      },
+      { immediately: true, restRatio: 10, moreRestRatio: 0.5 },
+    );
+    await vi.advanceTimersByTimeAsync(6_500);
+    const stopped = repeating.stop();
+    await vi.runOnlyPendingTimersAsync();
+    await stopped;
+    // 0, then 400 + 200 after each that left more; after the fourth (none left) 400 + 10 × 400.
+    expect(starts.map(Math.round)).toEqual([0, 600, 1_200, 1_800, 6_200]);
+  });
+
   it('runs nothing more once stopped, and waits for the run under way', async () => {
     let ended = false;
     const repeating = repeatEvery(
