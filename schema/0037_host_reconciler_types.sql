@@ -207,12 +207,17 @@ BEGIN
            (SELECT count(DISTINCT d.reconciler_id)::int FROM drift_item d WHERE d.host_id = h.id AND d.not_on_desired_rollout),
            ARRAY(SELECT DISTINCT t.environment_id FROM summary_reconciler r JOIN deployment_target t ON t.manifests_endpoint_id = r.manifests_endpoint_id
                   WHERE r.host_id = h.id ORDER BY 1),
-           ARRAY(SELECT DISTINCT rc.type FROM summary_reconciler r JOIN reconciler rc ON rc.id = r.reconciler_id WHERE r.host_id = h.id ORDER BY 1)
+           -- The types from the rows the counts are of, not a lookup per host: the first refresh of
+           -- a new fleet fills summary_reconciler in this very transaction, its statistics still
+           -- say empty, and a per-host subquery was planned as a scan of every reconciler per host
+           -- (20,000 × 240,000 at fleet L: the bench's first report waited minutes).
+           coalesce(array_agg(DISTINCT rc.type ORDER BY rc.type) FILTER (WHERE rc.id IS NOT NULL), '{}')
       -- Each host once: a host can be listed twice (new, with a reconciler that came and went
       -- besides one that stayed), and a join to both lists counted its reconcilers twice.
       FROM (SELECT DISTINCT y.id FROM unnest(recount_hosts) AS y(id)) x
       JOIN host h ON h.id = x.id
       LEFT JOIN summary_reconciler c ON c.host_id = h.id
+      LEFT JOIN reconciler rc ON rc.id = c.reconciler_id
      GROUP BY h.id;
   END IF;
   RETURN QUERY SELECT cardinality(changed), cardinality(touched_hosts);
@@ -220,5 +225,8 @@ END $function$;;
 
 -- The summaries as they stand: each host's types from the reconcilers it is counted with.
 UPDATE host_summary hs
-   SET reconciler_types = ARRAY(SELECT DISTINCT rc.type FROM summary_reconciler r JOIN reconciler rc ON rc.id = r.reconciler_id
-                                 WHERE r.host_id = hs.host_id ORDER BY 1);
+   SET reconciler_types = t.types
+  FROM (SELECT r.host_id, array_agg(DISTINCT rc.type ORDER BY rc.type) AS types
+          FROM summary_reconciler r JOIN reconciler rc ON rc.id = r.reconciler_id
+         GROUP BY r.host_id) t
+ WHERE t.host_id = hs.host_id;
