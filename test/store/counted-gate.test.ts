@@ -12,10 +12,8 @@ import { countedSubscribers } from '../../src/store/reports/counted-gate.ts';
 import { decodeTargetCursor, environmentGateReport } from '../../src/store/reports/environment-gate-report.ts';
 import { decodeSubscriberCursor, type GatePage, type GateRow, judgeSubscribers } from '../../src/store/reports/rollout-gate-report.ts';
 import { refreshSummaries } from '../../src/store/summary-refresh.ts';
-import { ENVIRONMENTS, FleetBuilder } from '../support/known-fleet.ts';
-import { randomCommit, randomName } from '../support/random-ids.ts';
-import { randomStep } from '../support/random-writes.ts';
-import { seededPicker, testSeed } from '../support/seeded-random.ts';
+import { ENVIRONMENTS } from '../support/known-fleet.ts';
+import { randomStep, randomWriteFleet } from '../support/random-writes.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const STALE_AFTER_MS = 10 * 60_000;
@@ -72,12 +70,7 @@ async function answers(asOf: Date, environment: string, commit: string, answerOn
 
 describe('the environment gate counted from the summaries', () => {
   it('equals the judgement of every subscriber after every step of random writes, refreshed or not, at cuts around the refresh', async () => {
-    const seed = testSeed();
-    const random = seededPicker(seed);
-    const t0 = Date.now() - 24 * 60 * 60_000;
-    const fleet = new FleetBuilder(database.db, t0);
-    const hosts = Array.from({ length: 8 }, () => randomName('host'));
-    const commits = Array.from({ length: 4 }, () => randomCommit());
+    const { seed, random, t0, fleet, hosts, commits } = randomWriteFleet(database.db);
     let minutes = 0;
     const seen = { statuses: new Set<string>(), queued: 0, countedStale: 0, moved: 0 };
     for (let step = 0; step < 30; step += 1) {

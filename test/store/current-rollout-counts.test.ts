@@ -10,11 +10,9 @@ import type { Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { refreshSummaries } from '../../src/store/summary-refresh.ts';
-import { ENVIRONMENTS, FleetBuilder } from '../support/known-fleet.ts';
-import { randomCommit, randomName } from '../support/random-ids.ts';
-import { randomStep } from '../support/random-writes.ts';
+import { ENVIRONMENTS } from '../support/known-fleet.ts';
+import { randomStep, randomWriteFleet } from '../support/random-writes.ts';
 import { releasedFunction } from '../support/rollout-recount.ts';
-import { seededPicker, testSeed } from '../support/seeded-random.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const STALE_AFTER_MS = 10 * 60_000;
@@ -59,12 +57,7 @@ async function judged(judge: string, at: Date): Promise<unknown[]> {
 
 describe('the counts kept per current rollout', () => {
   it('equal a recount, and judge now as matching the summaries at every call did, after every refresh of random writes', async () => {
-    const seed = testSeed();
-    const random = seededPicker(seed);
-    const t0 = Date.now() - 24 * 60 * 60_000;
-    const fleet = new FleetBuilder(database.db, t0);
-    const hosts = Array.from({ length: 8 }, () => randomName('host'));
-    const commits = Array.from({ length: 4 }, () => randomCommit());
+    const { seed, random, t0, fleet, hosts, commits } = randomWriteFleet(database.db);
     let minutes = 0;
     let verdicts = 0;
     const statuses = new Set<unknown>();

@@ -10,10 +10,8 @@ import type { Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { refreshSummaries } from '../../src/store/summary-refresh.ts';
-import { ENVIRONMENTS, FleetBuilder } from '../support/known-fleet.ts';
-import { randomCommit, randomName } from '../support/random-ids.ts';
-import { randomStep } from '../support/random-writes.ts';
-import { seededPicker, testSeed } from '../support/seeded-random.ts';
+import { ENVIRONMENTS } from '../support/known-fleet.ts';
+import { randomStep, randomWriteFleet } from '../support/random-writes.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const STALE_AFTER_MS = 10 * 60_000;
@@ -57,12 +55,7 @@ async function queuedTargets(): Promise<number> {
 
 describe('the counts kept per deployment target', () => {
   it('answer as summing them at every read did, before and after every refresh of random writes, and equal a recount', async () => {
-    const seed = testSeed();
-    const random = seededPicker(seed);
-    const t0 = Date.now() - 24 * 60 * 60_000;
-    const fleet = new FleetBuilder(database.db, t0);
-    const hosts = Array.from({ length: 8 }, () => randomName('host'));
-    const commits = Array.from({ length: 4 }, () => randomCommit());
+    const { seed, random, t0, fleet, hosts, commits } = randomWriteFleet(database.db);
     let minutes = 0;
     let queuedReads = 0;
     const statuses = new Set<unknown>();

@@ -1,10 +1,34 @@
 // Random sequences of writes to the known fleet's workloads, for tests that hold what the store
 // keeps incrementally to a recount from scratch, step after step.
 import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
-import { CART, ENVIRONMENTS, type FleetBuilder, GREETER, HELLO } from './known-fleet.ts';
-import type { SeededPicker } from './seeded-random.ts';
+import { CART, ENVIRONMENTS, FleetBuilder, GREETER, HELLO } from './known-fleet.ts';
+import { randomCommit, randomName } from './random-ids.ts';
+import { type SeededPicker, seededPicker, testSeed } from './seeded-random.ts';
 
 const WORKLOADS = [HELLO, GREETER, CART];
+
+/** What a test of random steps starts from: a known fleet begun a day ago, and the hosts and commits its steps draw from. */
+export interface RandomWriteFleet {
+  readonly seed: number;
+  readonly random: SeededPicker;
+  readonly t0: number;
+  readonly fleet: FleetBuilder;
+  readonly hosts: readonly string[];
+  readonly commits: readonly string[];
+}
+
+export function randomWriteFleet(db: ConstructorParameters<typeof FleetBuilder>[0]): RandomWriteFleet {
+  const seed = testSeed();
+  const t0 = Date.now() - 24 * 60 * 60_000;
+  return {
+    seed,
+    random: seededPicker(seed),
+    t0,
+    fleet: new FleetBuilder(db, t0),
+    hosts: Array.from({ length: 8 }, () => randomName('host')),
+    commits: Array.from({ length: 4 }, () => randomCommit()),
+  };
+}
 
 export interface RandomStepOptions {
   readonly hosts: readonly string[];
