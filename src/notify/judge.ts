@@ -52,12 +52,14 @@ async function environmentView(db: Kysely<HubDatabase>, subject: Subject, contex
   // the page only names the first failing hosts.
   const gate = await environmentGateReport(db, context, subject.environment, subject.commit, { limit: HOLDERS_READ });
   const { total, succeeded, failed, inProgress, stale, settled, subscribers } = gate.answer;
+  // Asked without answerOnly, the gate judges every subscriber and always has both; a count of the
+  // page's failing hosts in their place would be a wrong number in a commit status.
+  if (gate.failedHosts === undefined || gate.oldestLiveSeenAt === undefined) throw new Error('the environment gate was asked for its answer only');
   return {
     counts: { total, succeeded, failed, inProgress, stale },
     settled,
     failedHosts: failingHosts(subscribers),
-    // (Both are the gate's over every subscriber: this asks without answerOnly.)
-    failedHostCount: gate.failedHosts ?? failingHosts(subscribers).length,
+    failedHostCount: gate.failedHosts,
     oldestLiveSeenAt: gate.oldestLiveSeenAt?.getTime() ?? null,
     versions: gate.versions,
   };
