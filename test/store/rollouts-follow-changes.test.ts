@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/connect.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
-import { FleetBuilder, HELLO } from '../support/known-fleet.ts';
+import { FleetBuilder, GREETER, HELLO } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { randomStep } from '../support/random-writes.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
@@ -93,6 +93,36 @@ describe('the rollouts a refresh keeps', () => {
     await fleet.write([fleet.descriptor(HELLO, 'dev', '9.0', x, 150)]);
     await refreshRollouts(database.db, { wait: true });
     expect(await succeededOfA()).toBe(1);
+    expect(await rollouts((text) => testDb.query(text))).toEqual(await recounted());
+  });
+
+  it('leave a reconciler removed after it reported the same commit on two endpoints at one instant', async () => {
+    // Found by seed 223654: history kept one of the two reports (its unique key had no endpoint),
+    // the current state the other; the removal then queued only the endpoint history named.
+    const fleet = new FleetBuilder(database.db, Date.now());
+    const [a, c] = [randomCommit(), randomCommit()];
+    const host = randomName('host');
+    const subscribers = async (): Promise<number[]> =>
+      (await testDb.query(
+        `SELECT o.subscribers FROM rollout o JOIN deployment_target t ON t.id = o.deployment_target_id
+           JOIN manifests_endpoint me ON me.id = t.manifests_endpoint_id WHERE o.gitops_commit_id = $1 ORDER BY me.endpoint`,
+        [a],
+      )).map((row) => row['subscribers'] as number);
+    // The random sequence above may have left reconcilers on these endpoints: counted from theirs.
+    await fleet.write([fleet.descriptor(GREETER, 'dev', '11.0', a, 60), fleet.descriptor(GREETER, 'staging', '11.0', a, 60)]);
+    await refreshRollouts(database.db, { wait: true });
+    const before = await subscribers();
+    expect(before).toHaveLength(2);
+    await fleet.write([fleet.state(host, GREETER, 'staging', c, 'success', 30), fleet.state(host, GREETER, 'dev', c, 'success', 30)]);
+    const history = await testDb.query(
+      `SELECT count(*)::int AS n FROM deployment_state_history h JOIN reconciler r ON r.id = h.reconciler_id
+         JOIN host x ON x.id = r.host_id WHERE x.name = $1`, [host]);
+    expect(history[0]?.['n']).toBe(2);
+    await refreshRollouts(database.db, { wait: true });
+    expect(await subscribers()).toEqual(before.map((n) => n + 1));
+    await fleet.write([{ kind: 'reconciler-removed', host, reconciler: `flux-system/${GREETER.workload}`, removedAt: fleet.ago(30) }]);
+    await refreshRollouts(database.db, { wait: true });
+    expect(await subscribers()).toEqual(before);
     expect(await rollouts((text) => testDb.query(text))).toEqual(await recounted());
   });
 });
