@@ -9,7 +9,7 @@ import type { Database } from '../../src/store/connect.ts';
 import { maintainHistoryPartitions } from '../../src/store/history-partitions.ts';
 import { RecordWriter } from '../../src/store/record-writer.ts';
 import { foldTransitionCounts } from '../../src/store/summary-refresh.ts';
-import { stateRecord } from '../support/records.ts';
+import { descriptorRecord, stateRecord } from '../support/records.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
@@ -87,5 +87,51 @@ describe(`transitions counted per minute (seed ${seed})`, () => {
     expect(await counted()).toEqual(after);
     await foldTransitionCounts(database.db, null);
     expect(await counted()).toEqual(after);
+  });
+
+  it('are summed by minute for the targets chosen, whether every endpoint is chosen or some', async () => {
+    const writer = new RecordWriter(database.db, createLogger('silent'), { retryAfterSeconds: 1, now: () => NOW });
+    const endpoint = (n: number) => `https://github.com/contoso/gitops/main/e${n}`;
+    const at = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000);
+    // e0 and e1 serve dev, e2 prod; e3 serves no target yet (its reconcilers reported before any descriptor).
+    const served: [number, string, string][] = [[0, 'dev', 'a'], [1, 'dev', 'b'], [2, 'prod', 'a']];
+    await writer.write(served.map(([n, environment, application]) =>
+      descriptorRecord({ environment, application, workload: `w${n}`, target: `t${n}`, endpoint: endpoint(n), version: '1.0', commit: 'c-0', at: at(300) })));
+    await writer.write(Array.from({ length: 60 }, () => stateRecord({
+      host: `h-${random.int(6)}`, reconciler: `r-${random.int(3)}`, endpoint: endpoint(random.int(4)), commit: `c-${random.int(5)}`,
+      status: random.pick(STATUSES), at: at(random.int(180)),
+    })));
+    const since = at(240);
+    const until = NOW;
+    const summed = (environments: string[] | null, applications: string[] | null) =>
+      testDb.query(`SELECT bucket, success::int, failure::int, in_progress::int FROM kalypso_transition_counts($1, $2, $3, NULL, $4) ORDER BY 1`,
+        [since, until, environments, applications]);
+    const recount = (environments: string[] | null, applications: string[] | null) =>
+      testDb.query(`
+        SELECT date_bin('1 minute', h.observed_at, 'epoch') AS bucket, count(*) FILTER (WHERE h.status = 'success')::int AS success,
+               count(*) FILTER (WHERE h.status = 'failure')::int AS failure, count(*) FILTER (WHERE h.status = 'in_progress')::int AS in_progress
+          FROM deployment_state_history h
+         WHERE h.observed_at BETWEEN $1 AND $2
+           AND h.manifests_endpoint_id IN (SELECT t.manifests_endpoint_id FROM kalypso_deployment_target t
+                                            WHERE ($3::text[] IS NULL OR t.environment = ANY ($3)) AND ($4::text[] IS NULL OR t.application = ANY ($4)))
+         GROUP BY 1 ORDER BY 1`, [since, until, environments, applications]);
+    const choices: [string[] | null, string[] | null][] = [[null, null], [['dev', 'prod'], null], [['dev'], null], [null, ['a']], [['prod'], ['b']]];
+    const unnamed = async () => (await testDb.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM manifests_endpoint WHERE id NOT IN (SELECT manifests_endpoint_id FROM deployment_target)'))[0]!.n;
+    // Some endpoints serve no target: every choice matches the counts to the endpoints chosen.
+    expect(await unnamed()).toBeGreaterThan(0);
+    for (const [environments, applications] of choices) expect(await summed(environments, applications)).toEqual(await recount(environments, applications));
+    expect((await summed(null, null)).length).toBeGreaterThan(5);
+    // Every endpoint serves a target now: with every target chosen, nothing is matched.
+    const orphans = await testDb.query<{ endpoint: string }>(
+      'SELECT endpoint FROM manifests_endpoint WHERE id NOT IN (SELECT manifests_endpoint_id FROM deployment_target) ORDER BY 1');
+    await writer.write(orphans.map((row, n) =>
+      descriptorRecord({ environment: 'prod', application: 'c', workload: `u${n}`, target: `u${n}`, endpoint: row.endpoint, version: '1.0', commit: 'c-0', at: at(300) })));
+    expect(await unnamed()).toBe(0);
+    for (const [environments, applications] of [...choices, [['dev', 'prod'], ['a', 'b', 'c']] as [string[], string[]]]) {
+      expect(await summed(environments, applications)).toEqual(await recount(environments, applications));
+    }
+    await foldTransitionCounts(database.db, null);
+    expect(await summed(null, null)).toEqual(await recount(null, null));
   });
 });
