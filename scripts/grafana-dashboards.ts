@@ -56,6 +56,23 @@ const HOST = variable(
 const ANY_HOST = { ...HOST, allValue: "'*'" };
 const ALL_HOSTS = `'*' IN ($host)`;
 
+/**
+ * Cluster State's variables, where "All" hosts means the hosts of the environments chosen, as the
+ * host variable lists them, and "All" environments every host: both with the custom all value, so
+ * that at All and All no list of every host (20,000 names at fleet L, half a second of planning per
+ * panel) is written into the panels' SQL, and the condition below is no filter at all.
+ */
+const ANY_ENVIRONMENT = { ...ENVIRONMENT, allValue: "'*'" };
+const ANY_HOST_OF_ENVIRONMENT = {
+  ...ANY_HOST,
+  query: `SELECT DISTINCT host FROM kalypso_host_state WHERE '*' IN ($environment) OR environment IN ($environment) OR environment IS NULL ORDER BY 1`,
+  definition: `SELECT DISTINCT host FROM kalypso_host_state WHERE '*' IN ($environment) OR environment IN ($environment) OR environment IS NULL ORDER BY 1`,
+};
+/** The hosts chosen with ANY_ENVIRONMENT and ANY_HOST_OF_ENVIRONMENT: PostgreSQL folds the constants away. */
+const CHOSEN_HOSTS = `((${ALL_HOSTS} AND ('*' IN ($environment)
+        OR host IN (SELECT c.host FROM kalypso_host_state c WHERE c.environment IN ($environment) OR c.environment IS NULL)))
+       OR host IN ($host))`;
+
 /** A rollout superseded within this many seconds of its assignment counts as a change failure. */
 const FIX_WINDOW_OPTIONS: [text: string, seconds: number][] = [
   ['never', 0],
@@ -290,8 +307,12 @@ const ROLLOUT_ANNOTATIONS: { name: string; event: string; iconColor: string; col
 ];
 
 function rolloutAnnotations(variables: readonly Json[]): Json[] {
-  const has = (name: string): boolean => variables.some((variable) => variable['name'] === name);
-  const filters = ['workspace', 'application', 'environment'].filter(has).map((name) => ` AND ${name} IN ($${name})`).join('');
+  const of = (name: string): Json | undefined => variables.find((variable) => variable['name'] === name);
+  // A variable whose "All" is the custom all value '*' (ANY_ENVIRONMENT) is no filter at All.
+  const filters = ['workspace', 'application', 'environment']
+    .filter((name) => of(name) !== undefined)
+    .map((name) => (of(name)!['allValue'] === "'*'" ? ` AND ('*' IN ($${name}) OR ${name} IN ($${name}))` : ` AND ${name} IN ($${name})`))
+    .join('');
   return ROLLOUT_ANNOTATIONS.map(({ name, event, iconColor, columns }) => ({
     name,
     datasource: DATASOURCE,
@@ -393,7 +414,7 @@ const RECONCILERS_SQL = ['failure', 'stale', 'in_progress', 'success']
     (status) => `(SELECT host, reconciler, reconciler_type, environment, workspace, application, workload, deployment_target,
        desired_version, applied_version, applied_commit, status, status_message, status_since, last_seen_at, manifests_endpoint
   FROM kalypso_host_state
- WHERE host IN ($host) AND status = '${status}'${status === 'failure' || status === 'in_progress' ? ' AND reported_problem' : ''}
+ WHERE ${CHOSEN_HOSTS} AND status = '${status}'${status === 'failure' || status === 'in_progress' ? ' AND reported_problem' : ''}
  ORDER BY host, reconciler, environment_order
  LIMIT ${TABLE_ROWS})`,
   )
@@ -404,14 +425,14 @@ const clusterState = dashboard(
   'kalypso-cluster-state',
   'Kalypso · Cluster State',
   'Every host (cluster, VM, edge device) with its reconcilers, what they applied and whether they are alive.',
-  [ENVIRONMENT, HOST],
+  [ANY_ENVIRONMENT, ANY_HOST_OF_ENVIRONMENT],
   [
     stat(
       'Hosts online',
       'Hosts online and offline (no report for longer than the stale-after setting).',
       { h: 5, w: 8, x: 0, y: 0 },
       `SELECT count(*) FILTER (WHERE NOT offline) AS online, count(*) FILTER (WHERE offline) AS offline
-  FROM kalypso_host_summary WHERE host IN ($host)`,
+  FROM kalypso_host_summary WHERE ${CHOSEN_HOSTS}`,
       { online: 'green', offline: 'orange' },
     ),
     stat(
@@ -420,7 +441,7 @@ const clusterState = dashboard(
       { h: 5, w: 16, x: 8, y: 0 },
       `SELECT sum(reconcilers) AS reconcilers, sum(succeeded) AS succeeded, sum(failed) AS failed,
        sum(in_progress) AS in_progress, sum(stale) AS stale
-  FROM kalypso_host_summary WHERE host IN ($host)`,
+  FROM kalypso_host_summary WHERE ${CHOSEN_HOSTS}`,
       { succeeded: 'green', failed: 'red', in_progress: 'blue', stale: 'orange' },
     ),
     table(
@@ -429,7 +450,7 @@ const clusterState = dashboard(
       { h: 10, w: 24, x: 0, y: 5 },
       `SELECT host, host_type, offline, last_seen_at AS last_seen, reconcilers, failed, stale, in_progress, drifting, environments
   FROM kalypso_host_summary
- WHERE host IN ($host)
+ WHERE ${CHOSEN_HOSTS}
  ORDER BY offline OR failed > 0 OR stale > 0 OR drifting > 0 DESC, host
  LIMIT ${TABLE_ROWS}`,
       [

@@ -154,7 +154,7 @@ describe('promotion order', () => {
       const clusterState = JSON.parse(await readFile(path.join(DASHBOARD_DIR, 'cluster-state.json'), 'utf8')) as Dashboard;
       const hostsPanel = clusterState.panels.find((panel) => panel.title === 'Hosts')!;
       const hosts = await reader.query<{ host: string; environments: string }>(
-        expandGrafanaSql(hostsPanel.targets[0]!.rawSql, new Map([['host', ['multi-env']]]), range),
+        expandGrafanaSql(hostsPanel.targets[0]!.rawSql, new Map([['host', ['multi-env']], ['environment', [L2]]]), range),
       );
       expect(hosts.rows.map((row) => [row.host, row.environments])).toEqual([['multi-env', [L2, U1, U3].join(', ')]]);
     } finally {

@@ -173,6 +173,33 @@ describe('Grafana dashboards', () => {
     expect(reconcilers.map((row) => [row['host'], row['reconciler'], row['status']])).toEqual(ranked.map((row) => [row['host'], row['reconciler'], row['status']]));
   });
 
+  it('narrow Cluster State to the hosts of the environments chosen when every host is, and name no host in the SQL at All', async () => {
+    const dashboard = dashboards.find((candidate) => candidate.uid === 'kalypso-cluster-state')!;
+    const sqlOf = (title: string) => dashboard.panels.find((candidate) => candidate.title === title)!.targets[0]!.rawSql;
+    const everyHost = (await reader.query<{ host: string }>('SELECT host FROM kalypso_host_summary ORDER BY 1')).rows.map((row) => row.host);
+    for (const environment of [undefined, 'dev', 'prod']) {
+      const variables = await resolveVariables(reader, dashboard, range, environment === undefined ? {} : { environment: [environment] });
+      const expanded = expandGrafanaSql(sqlOf('Hosts'), variables, range);
+      // At All and All no host is named: the planner is handed no list of the fleet.
+      if (environment === undefined) for (const host of everyHost) expect(expanded).not.toContain(`'${host}'`);
+      const hosts = (await reader.query<{ host: string }>(expanded)).rows.map((row) => row.host).sort();
+      const expected = environment === undefined
+        ? everyHost
+        : (await reader.query<{ host: string }>(
+            'SELECT DISTINCT host FROM kalypso_host_state WHERE environment = $1 OR environment IS NULL ORDER BY 1', [environment])).rows.map((row) => row.host);
+      expect(expected.length).toBeGreaterThan(0);
+      if (environment !== undefined) expect(expected.length, `the known fleet has hosts outside ${environment}`).toBeLessThan(everyHost.length);
+      expect(hosts, environment ?? 'every environment').toEqual(expected);
+      const reconcilers = (await reader.query<{ host: string }>(expandGrafanaSql(sqlOf('Reconcilers'), variables, range))).rows;
+      const expectedReconcilers = await reader.query('SELECT count(*)::int AS n FROM kalypso_host_state WHERE host = ANY ($1)', [expected]);
+      expect(reconcilers.length).toBe(expectedReconcilers.rows[0].n);
+    }
+    // One host chosen: that host.
+    const [host] = (await reader.query<{ host: string }>("SELECT host FROM kalypso_host_state WHERE environment = 'prod' ORDER BY 1 LIMIT 1")).rows.map((row) => row.host);
+    const one = await resolveVariables(reader, dashboard, range, { environment: ['prod'], host: [host!] });
+    expect((await reader.query<{ host: string }>(expandGrafanaSql(sqlOf('Hosts'), one, range))).rows.map((row) => row.host)).toEqual([host]);
+  });
+
   describe.each(dashboards.map((dashboard) => [dashboard.title, dashboard] as const))('%s', (_title, dashboard) => {
     it.each(dashboard.panels.map((panel) => [panel.title, panel] as const))(
       'panel "%s" runs as kalypso_reader and returns the columns it names',
