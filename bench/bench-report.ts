@@ -1,8 +1,13 @@
 // Progress on stderr (long runs show they are alive), results as a Markdown table.
 import os from 'node:os';
 
+const STARTED = performance.now();
+
+/** A progress line on stderr, with the minutes and seconds since the bench started (which step ran when). */
 export function progress(message: string): void {
-  process.stderr.write(`[bench] ${message}\n`);
+  const seconds = Math.round((performance.now() - STARTED) / 1_000);
+  const elapsed = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
+  process.stderr.write(`[bench ${elapsed}] ${message}\n`);
 }
 
 export function percentile(values: readonly number[], p: number): number {

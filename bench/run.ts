@@ -377,7 +377,13 @@ progress('starting PostgreSQL');
 // KALYPSO_BENCH_PG_STATEMENTS=1: the database's side of the ingest runs, statement by statement
 // (nested ones too: a function's statements are listed beside the call that ran them).
 const statements = process.env['KALYPSO_BENCH_PG_STATEMENTS'] === '1';
-const server = await startBenchServer(statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all', 'pg_stat_statements.track_planning': 'on' } : {});
+// KALYPSO_BENCH_PG_SETTINGS='{"name": "value", …}': more server settings, e.g. auto_explain's, to
+// see the plans of a run's slow statements (a log_directory must be writable by the postgres user).
+const extraSettings = JSON.parse(process.env['KALYPSO_BENCH_PG_SETTINGS'] ?? '{}') as Record<string, string>;
+const server = await startBenchServer({
+  ...(statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all', 'pg_stat_statements.track_planning': 'on' } : {}),
+  ...extraSettings,
+});
 try {
   if (runs('ingest')) sections.push(...(await ingestSection(server)));
   if (runs('ingest') && statements) sections.push(...(await statementsSection(server, 'bench_ingest')));
