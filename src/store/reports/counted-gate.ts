@@ -54,7 +54,9 @@ export async function countedSubscribers(
       -- Each (endpoint, commit, status) the summary counts, judged once.
       SELECT k.manifests_endpoint_id AS endpoint_id, k.gitops_commit_id, k.status AS counted_status, k.reconcilers,
              kalypso_gate_status(k.status = 'stale', ${onCommitOrLater('k.manifests_endpoint_id', 'k.gitops_commit_id')}, k.status) AS status
-        FROM asked a JOIN endpoint_status_count k ON k.manifests_endpoint_id = a.id
+        -- By key, in one index scan (= ANY): joined, each of prod's 4,000 endpoints at fleet L was a
+        -- bitmap scan of its own (the endpoints asked are guessed to be 10).
+        FROM endpoint_status_count k WHERE k.manifests_endpoint_id = ANY (ARRAY(SELECT a.id FROM asked a))
     ), dirty AS MATERIALIZED (
       SELECT DISTINCT d.id FROM (
         SELECT unnest(q.reconciler_ids) FROM summary_queue q
