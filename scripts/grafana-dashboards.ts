@@ -501,9 +501,9 @@ SELECT $__timeGroupAlias(observed_at, $__interval),
       'Rollouts per environment',
       'When rollouts happened: new versions assigned to deployment targets, per environment (the blue marks on every dashboard are the same rollouts).',
       { h: 8, w: 24, x: 0, y: 18 },
-      `SELECT $__timeGroupAlias(time, $__interval), environment, count(*) AS rollouts
-  FROM kalypso_rollout_event
- WHERE event = 'assigned' AND $__timeFilter(time) AND ${TARGET_FILTER}
+      // Counted per minute by kalypso_rollouts_assigned (schema/0042), summed into the interval here.
+      `SELECT $__timeGroupAlias(minute, $__interval), environment, sum(rollouts) AS rollouts
+  FROM kalypso_rollouts_assigned($__timeFrom(), $__timeTo(), ARRAY[$environment]::text[], ARRAY[$workspace]::text[], ARRAY[$application]::text[])
  GROUP BY 1, environment, environment_order
  ORDER BY 1, environment_order`,
       {

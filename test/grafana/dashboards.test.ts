@@ -173,6 +173,25 @@ describe('Grafana dashboards', () => {
     expect(reconcilers.map((row) => [row['host'], row['reconciler'], row['status']])).toEqual(ranked.map((row) => [row['host'], row['reconciler'], row['status']]));
   });
 
+  it('count the rollouts assigned per environment as the rollout events list them, for every environment or one', async () => {
+    const dashboard = dashboards.find((candidate) => candidate.uid === 'kalypso-environment-history')!;
+    const panel = dashboard.panels.find((candidate) => candidate.title === 'Rollouts per environment')!;
+    for (const chosen of [{}, { environment: ['prod'] }] as Record<string, string[]>[]) {
+      const variables = await resolveVariables(reader, dashboard, range, chosen);
+      const drawn = (await reader.query(expandGrafanaSql(panel.targets[0]!.rawSql, variables, range))).rows;
+      const events = await reader.query(
+        `SELECT floor(extract(epoch from time)/60)*60 AS time, environment, count(*) AS rollouts
+           FROM kalypso_rollout_event
+          WHERE event = 'assigned' AND time BETWEEN $1 AND $2 AND ($3::text IS NULL OR environment = $3)
+          GROUP BY 1, environment, environment_order ORDER BY 1, environment_order`,
+        [range.from, range.to, chosen['environment']?.[0] ?? null],
+      );
+      const numbers = (rows: Record<string, unknown>[]) => rows.map((row) => [Number(row['time']), row['environment'], Number(row['rollouts'])]);
+      expect(events.rows.length, JSON.stringify(chosen)).toBeGreaterThan(0);
+      expect(numbers(drawn), JSON.stringify(chosen)).toEqual(numbers(events.rows));
+    }
+  });
+
   it('narrow Cluster State to the hosts of the environments chosen when every host is, and name no host in the SQL at All', async () => {
     const dashboard = dashboards.find((candidate) => candidate.uid === 'kalypso-cluster-state')!;
     const sqlOf = (title: string) => dashboard.panels.find((candidate) => candidate.title === title)!.targets[0]!.rawSql;
