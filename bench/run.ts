@@ -52,10 +52,10 @@ const INGEST_HEADER = [
 /** The columns ingestRun adds after INGEST_HEADER's: the COPY baseline (ingest-copy.ts) and the ratio. */
 const COPY_HEADER = ['COPY rows/s (median of 3 loads)', 'hub/COPY'];
 
-async function withHubs<T>(url: string, count: number, body: (hubs: BenchHub[]) => Promise<T>): Promise<T> {
+async function withHubs<T>(url: string, count: number, body: (hubs: BenchHub[]) => Promise<T>, flags: readonly string[] = []): Promise<T> {
   const hubs: BenchHub[] = [];
   try {
-    for (let i = 0; i < count; i += 1) hubs.push(await startBenchHub(url));
+    for (let i = 0; i < count; i += 1) hubs.push(await startBenchHub(url, flags));
     return await body(hubs);
   } finally {
     await Promise.all(hubs.map((hub) => hub.stop()));
@@ -247,12 +247,20 @@ async function reportsSection(server: BenchServer, size: FleetSize, panels: read
   const seconds = ((Date.now() - generated) / 1_000).toFixed(1);
   await database.close();
   const environment = size.environments[size.environments.length - 1]!;
-  const { latencies, pages, refresh } = await withHubs(url, 1, async ([hub]) => ({
-    latencies: [...(await benchReports(hub!.baseUrl, size)), await benchRolloutGate(hub!.baseUrl, size)],
-    pages: await benchUiPages(hub!.baseUrl, size),
-    // After the reports: it changes the fleet.
-    refresh: await benchDeliveryRefresh(url, hub!, environment, Math.ceil(size.transitionsPerReconciler / 4)),
-  }));
+  // The generated fleet's reconcilers all reported last at its generation: with the default
+  // stale-after (15 minutes) the whole fleet turned stale at once in the middle of a fleet-L run, and
+  // whatever ran then waited for that refresh (20 s at L) — a fleet gone silent, not the one measured.
+  const { latencies, pages, refresh } = await withHubs(
+    url,
+    1,
+    async ([hub]) => ({
+      latencies: [...(await benchReports(hub!.baseUrl, size)), await benchRolloutGate(hub!.baseUrl, size)],
+      pages: await benchUiPages(hub!.baseUrl, size),
+      // After the reports: it changes the fleet.
+      refresh: await benchDeliveryRefresh(url, hub!, environment, Math.ceil(size.transitionsPerReconciler / 4)),
+    }),
+    ['--stale-after', '3h'],
+  );
   const hosts = size.hosts.toLocaleString('en');
   const reconcilers = (size.hosts * size.reconcilersPerHost).toLocaleString('en');
   const history = (size.hosts * size.reconcilersPerHost * size.transitionsPerReconciler).toLocaleString('en');
