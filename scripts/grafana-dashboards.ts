@@ -59,8 +59,8 @@ const ALL_HOSTS = `'*' IN ($host)`;
 /**
  * Cluster State's variables, where "All" hosts means the hosts of the environments chosen, as the
  * host variable lists them, and "All" environments every host: both with the custom all value, so
- * that at All and All no list of every host (20,000 names at fleet L, half a second of planning per
- * panel) is written into the panels' SQL, and the condition below is no filter at all.
+ * that at All and All no list of every host (20,000 names at fleet L: 280 KB of SQL per `IN`, four
+ * in the Reconcilers panel) is written into the panels' SQL, and the condition below is no filter.
  */
 const ANY_ENVIRONMENT = { ...ENVIRONMENT, allValue: "'*'" };
 const ANY_HOST_OF_ENVIRONMENT = {
