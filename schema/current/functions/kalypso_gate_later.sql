@@ -3,20 +3,20 @@
 
 CREATE OR REPLACE FUNCTION public.kalypso_gate_later(endpoint_ids bigint[], gate_commit text)
  RETURNS TABLE(endpoint_id bigint, later_commit text)
- LANGUAGE plpgsql
+ LANGUAGE sql
  STABLE SECURITY DEFINER ROWS 100
  SET search_path TO '$user', 'public'
 AS $function$
-BEGIN
-  IF NOT EXISTS (SELECT 1 FROM commit_succession s WHERE s.from_commit = gate_commit) THEN
-    RETURN;
-  END IF;
-  RETURN QUERY
   WITH RECURSIVE asked AS MATERIALIZED (
     -- An endpoint without a branch is a group of its own (endpoint_peer).
     SELECT me.id, coalesce(me.branch, me.id::text) AS grp
-      FROM (SELECT DISTINCT x.id FROM unnest(endpoint_ids) AS x(id)) x
+      FROM (SELECT DISTINCT x.id FROM unnest($1) AS x(id)) x
      CROSS JOIN LATERAL (SELECT me.id, me.branch FROM manifests_endpoint me WHERE me.id = x.id OFFSET 0) me
+     -- Nothing came after the commit anywhere (one look in the index, evaluated once): nothing to
+     -- look up. (Written as the first commit at or after it: as EXISTS (… = $2), planned for any
+     -- commit, it was a scan of every succession — one commit shared by all endpoints of fleet L
+     -- is guessed to be a quarter of them — 11 ms, the rollout gate of one endpoint 7 ms slower.)
+     WHERE (SELECT s.from_commit FROM commit_succession s WHERE s.from_commit >= $2 ORDER BY s.from_commit LIMIT 1) = $2
   ), member AS MATERIALIZED (
     -- Every endpoint of each asked endpoint's group, through one of its members.
     SELECT r.grp, p.peer_id AS id
@@ -25,16 +25,16 @@ BEGIN
   ), later(grp, c) AS (
     SELECT m.grp, s.to_commit
       FROM member m
-     CROSS JOIN LATERAL (SELECT s.to_commit FROM commit_succession s WHERE s.manifests_endpoint_id = m.id AND s.from_commit = gate_commit OFFSET 0) s
+     CROSS JOIN LATERAL (SELECT s.to_commit FROM commit_succession s WHERE s.manifests_endpoint_id = m.id AND s.from_commit = $2 OFFSET 0) s
     UNION
     SELECT l.grp, s.to_commit
       FROM later l
       JOIN member m ON m.grp = l.grp
      CROSS JOIN LATERAL (SELECT s.to_commit FROM commit_succession s WHERE s.manifests_endpoint_id = m.id AND s.from_commit = l.c OFFSET 0) s
   ), moved AS MATERIALIZED (
-    SELECT DISTINCT l.grp, l.c FROM later l WHERE l.c <> gate_commit
+    SELECT DISTINCT l.grp, l.c FROM later l WHERE l.c <> $2
   )
-  SELECT a.id, m.c FROM asked a JOIN moved m ON m.grp = a.grp;
-END $function$;
+  SELECT a.id, m.c FROM asked a JOIN moved m ON m.grp = a.grp
+$function$;
 
 REVOKE EXECUTE ON FUNCTION public.kalypso_gate_later(bigint[], text) FROM PUBLIC;
