@@ -111,7 +111,8 @@ describe(`transitions counted per minute (seed ${seed})`, () => {
         SELECT date_bin('1 minute', h.observed_at, 'epoch') AS bucket, count(*) FILTER (WHERE h.status = 'success')::int AS success,
                count(*) FILTER (WHERE h.status = 'failure')::int AS failure, count(*) FILTER (WHERE h.status = 'in_progress')::int AS in_progress
           FROM deployment_state_history h
-         WHERE h.observed_at BETWEEN $1 AND $2
+         -- The range chooses minutes, as the counts are kept: a report within until's minute counts.
+         WHERE date_bin('1 minute', h.observed_at, 'epoch') BETWEEN $1 AND $2
            AND h.manifests_endpoint_id IN (SELECT t.manifests_endpoint_id FROM kalypso_deployment_target t
                                             WHERE ($3::text[] IS NULL OR t.environment = ANY ($3)) AND ($4::text[] IS NULL OR t.application = ANY ($4)))
          GROUP BY 1 ORDER BY 1`, [since, until, environments, applications]);
