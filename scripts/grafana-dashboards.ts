@@ -64,9 +64,12 @@ const ALL_HOSTS = `'*' IN ($host)`;
  */
 const ANY_ENVIRONMENT = { ...ENVIRONMENT, allValue: "'*'" };
 const ANY_HOST_OF_ENVIRONMENT = {
-  ...ANY_HOST,
-  query: `SELECT DISTINCT host FROM kalypso_host_state WHERE '*' IN ($environment) OR environment IN ($environment) OR environment IS NULL ORDER BY 1`,
-  definition: `SELECT DISTINCT host FROM kalypso_host_state WHERE '*' IN ($environment) OR environment IN ($environment) OR environment IS NULL ORDER BY 1`,
+  ...variable(
+    'host',
+    'Host',
+    `SELECT DISTINCT host FROM kalypso_host_state WHERE '*' IN ($environment) OR environment IN ($environment) OR environment IS NULL ORDER BY 1`,
+  ),
+  allValue: "'*'",
 };
 /** The hosts chosen with ANY_ENVIRONMENT and ANY_HOST_OF_ENVIRONMENT: PostgreSQL folds the constants away. */
 const CHOSEN_HOSTS = `((${ALL_HOSTS} AND ('*' IN ($environment)

@@ -1,11 +1,10 @@
 // "Environment discrepancies" for any environments: one row per workload and deployment target
 // name, with each environment's desired and deployed versions side by side.
 import { type Kysely, sql } from 'kysely';
-import type { CompareRow } from '../../contract/answer-types.ts';
+import type { CompareRow, DeployedVersion } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
 import type { EffectiveStatus, ReportContext } from './report-context.ts';
-import type { DeployedVersion } from '../../contract/answer-types.ts';
 import { addDeployed, type TargetRow, targetDeploymentOf, type TargetRowKey } from './target-deployments.ts';
 
 export interface ComparePage {
@@ -70,7 +69,7 @@ type ComparedTargetRow = TargetRow & { deployed: [string, string | null, boolean
 /**
  * One statement: the page's keys (one more than asked: whether a next page exists), their targets
  * in the environments by key (index lookups), and each target's reconcilers per commit and status
- * from the counts kept on write (schema/0012) — what target_deployment gives, read per target.
+ * from the counts kept on write (schema/0012), read from target_deployment per target.
  * Picking the page's targets out of every target named (12,000 at fleet L, each with its current
  * assignment) and then asking target_deployment for them took three statements and 200+ ms.
  */
@@ -98,12 +97,8 @@ async function readComparedTargets(db: Kysely<HubDatabase>, environments: readon
     )
     SELECT t.id, k.workspace, k.application, k.workload, k.target, env.name AS environment, me.endpoint,
            v.version, v.build, a.gitops_commit_id AS commit, a.assigned_at,
-           (SELECT json_agg(json_build_array(c.gitops_commit_id, dv.version, coalesce(da.rollout_id = a.rollout_id, false), c.status, c.reconcilers))
-              FROM endpoint_status_count c
-              LEFT JOIN target_commit tc ON tc.deployment_target_id = t.id AND tc.gitops_commit_id = c.gitops_commit_id
-              LEFT JOIN deployment_assignment da ON da.id = tc.assignment_id
-              LEFT JOIN workload_version dv ON dv.id = da.workload_version_id
-             WHERE c.manifests_endpoint_id = t.manifests_endpoint_id) AS deployed
+           (SELECT json_agg(json_build_array(d.gitops_commit_id, d.version, d.on_desired, d.status, d.reconcilers))
+              FROM target_deployment d WHERE d.deployment_target_id = t.id) AS deployed
       FROM page_key k
       JOIN deployment_target t ON t.workload_id = k.workload_id AND t.name = k.target
       JOIN env ON env.id = t.environment_id

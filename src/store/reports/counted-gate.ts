@@ -21,7 +21,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
 import { addStatus, type EffectiveStatus, emptyCounts, type ReportContext, staleBefore, type StatusCounts } from './report-context.ts';
-import type { GatePage, GateRow } from './rollout-gate-report.ts';
+import { type GatePage, type GateRow, STATUS_RANK } from './rollout-gate-report.ts';
 
 /** The subscribers of some endpoints, counted per endpoint, and a page of them (one more than asked). */
 export interface CountedSubscribers {
@@ -29,7 +29,8 @@ export interface CountedSubscribers {
   readonly rows: readonly GateRow[];
 }
 
-const RANK_STATUS: readonly EffectiveStatus[] = ['failure', 'in_progress', 'stale', 'success'];
+/** The gate's statuses in the answer's order (STATUS_RANK): those holding the rollout up first. */
+const RANK_STATUS = (Object.keys(STATUS_RANK) as EffectiveStatus[]).sort((a, b) => STATUS_RANK[a] - STATUS_RANK[b]);
 
 type CountedRow = GateRow & { count_endpoints: number[] | null; count_statuses: EffectiveStatus[] | null; count_ns: number[] | null };
 

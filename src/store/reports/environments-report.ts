@@ -80,8 +80,7 @@ export async function environmentsReport(db: Kysely<HubDatabase>, context: Repor
 }
 
 export async function environmentExists(db: Kysely<HubDatabase>, name: string): Promise<boolean> {
-  const row = await db.selectFrom('environment').select('id').where('name', '=', name).executeTakeFirst();
-  return row !== undefined;
+  return (await knownEnvironments(db, [name])).has(name);
 }
 
 /** Which of `names` are environments, in one statement. */
