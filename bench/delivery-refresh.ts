@@ -1,10 +1,10 @@
 // Delivery analytics under ingest: a new version is assigned to every target of one environment,
 // and that environment's reconcilers report it (in progress, then success: every record a state
 // transition on an endpoint with a deployment target), so every write queues rollout refreshes.
-// Measures ingest with the refresh running, how long after the last acknowledgement the rollouts
-// are current (the refresh timer ticks every 2 s) and how long until the report summaries are
-// (every second), the refresh times the hub reports in /metrics, and whether every new rollout came
-// out converged.
+// Measures ingest with the refreshes running, how long an acknowledged write waits until the views
+// show it (bench/queue-lag.ts: the hub's timers alone, no report asks meanwhile — what Grafana sees),
+// during the burst and after its last acknowledgement, the refresh times the hub reports in /metrics,
+// and whether every new rollout came out converged.
 import { sql } from 'kysely';
 import { createLogger } from '../src/log/logger.ts';
 import { connectDatabase } from '../src/store/connect.ts';
@@ -15,18 +15,24 @@ import type { BenchHub } from './bench-hub.ts';
 import { progress } from './bench-report.ts';
 import { versionCommit } from './fleet.ts';
 import { benchIngestRawGrpc } from './ingest-raw-grpc.ts';
+import { type QueueLag, sampleQueues } from './queue-lag.ts';
 
 export interface DeliveryRefreshResult {
   readonly environment: string;
   readonly rollouts: number;
   readonly records: number;
   readonly recordsPerSecond: number;
-  /** From the last acknowledgement until the refresh queue was empty. */
+  /** From the last acknowledgement until the rollout refresh queue was empty. */
   readonly currentAfterMs: number;
   /** From the last acknowledgement until the report summaries' queue was empty (schema/0012). */
   readonly summariesCurrentAfterMs: number;
+  /** From the first record sent until both queues were empty: how long a write waited to be folded in. */
+  readonly lag: QueueLag;
   /** The summary refreshes' time (hub /metrics) per record ingested, in microseconds. */
   readonly summaryMicrosPerRecord: number;
+  readonly summaryRefreshes: number;
+  readonly summaryRefreshMeanMs: number;
+  /** The rollout refreshes (hub /metrics). */
   readonly refreshes: number;
   readonly refreshMeanMs: number;
   readonly rolloutsChanged: number;
@@ -85,16 +91,14 @@ export async function benchDeliveryRefresh(url: string, hub: BenchHub, environme
     );
     const records = await buildLogRecords(specs);
     const before = await refreshMetrics(hub);
-    const ingest = await benchIngestRawGrpc([hub], records, { batchSize: 1_000, clients: 4, name: 'delivery refresh' });
+    // The assignment's own fold is part of it: the sampler starts before the records are sent.
+    const queues = sampleQueues(db);
+    const sent = performance.now();
+    const ingest = await benchIngestRawGrpc([hub], records, { batchSize: 1_000, clients: 4, name: 'delivery refresh', foldQueued: false });
     const acknowledged = performance.now();
-    const drained = async (queue: 'rollout_refresh_queue' | 'summary_queue'): Promise<number> => {
-      for (;;) {
-        const queued = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(queue)}`.execute(db);
-        if (queued.rows[0]!.n === 0) return Math.round(performance.now() - acknowledged);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
-    const [currentAfterMs, summariesCurrentAfterMs] = await Promise.all([drained('rollout_refresh_queue'), drained('summary_queue')]);
+    const drained = await queues.drained(acknowledged);
+    const lag = await queues.stop(sent);
+    progress(`delivery refresh: views current ${Math.round(drained.summaries - acknowledged)} ms (summaries), ${Math.round(drained.rollouts - acknowledged)} ms (rollouts) after the last acknowledgement`);
     // The refresh that emptied the queue may still be committing its results.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const after = await refreshMetrics(hub);
@@ -106,9 +110,13 @@ export async function benchDeliveryRefresh(url: string, hub: BenchHub, environme
       rollouts,
       records: records.length,
       recordsPerSecond: ingest.recordsPerSecond,
-      currentAfterMs,
-      summariesCurrentAfterMs,
+      currentAfterMs: Math.round(drained.rollouts - acknowledged),
+      summariesCurrentAfterMs: Math.round(drained.summaries - acknowledged),
+      lag,
       summaryMicrosPerRecord: Math.round(((after.summarySum - before.summarySum) * 1e6) / records.length),
+      summaryRefreshes: after.summaryCount - before.summaryCount,
+      summaryRefreshMeanMs:
+        after.summaryCount > before.summaryCount ? Math.round(((after.summarySum - before.summarySum) / (after.summaryCount - before.summaryCount)) * 1_000) : 0,
       refreshes,
       refreshMeanMs: refreshes > 0 ? Math.round(((after.sum - before.sum) / refreshes) * 10_000) / 10 : 0,
       rolloutsChanged: after.changed - before.changed,
@@ -119,7 +127,7 @@ export async function benchDeliveryRefresh(url: string, hub: BenchHub, environme
   }
 }
 
-async function refreshMetrics(hub: BenchHub): Promise<{ count: number; sum: number; changed: number; summarySum: number }> {
+async function refreshMetrics(hub: BenchHub): Promise<{ count: number; sum: number; changed: number; summarySum: number; summaryCount: number }> {
   const text = await (await fetch(`${hub.baseUrl}/metrics`)).text();
   const value = (name: string) => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? 0);
   return {
@@ -127,5 +135,6 @@ async function refreshMetrics(hub: BenchHub): Promise<{ count: number; sum: numb
     sum: value('kalypso_rollout_refresh_seconds_sum'),
     changed: value('kalypso_rollouts_refreshed_total'),
     summarySum: value('kalypso_summary_refresh_seconds_sum'),
+    summaryCount: value('kalypso_summary_refresh_seconds_count'),
   };
 }

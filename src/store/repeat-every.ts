@@ -10,6 +10,7 @@ export interface RepeatOptions {
   /**
    * A run that took d ms is followed by a rest of at least restRatio × d, so that work whose cost
    * grows under load takes at most 1 / (1 + restRatio) of the time of the connection it runs on.
+   * With `yieldTo`, the rest is a concession to what it yields to, and only kept while that is busy.
    */
   readonly restRatio?: number;
   /** Work that gives way to something more urgent, for a while (see YieldTo). */
@@ -18,7 +19,10 @@ export interface RepeatOptions {
 
 /**
  * A run that falls due while `busy()` says so waits, checking again every `recheckMs`, until it is
- * not busy or `maxMs` have passed since the run fell due — then it runs regardless.
+ * not busy or `maxMs` have passed since the run fell due and its rest ended — then it runs
+ * regardless. A run that falls due while not busy runs then, its rest given up: resting while
+ * nothing competes only leaves what it would fold in waiting (a refresh that took 14 s at fleet L
+ * kept the views 140 s behind once the writes had ended).
  */
 export interface YieldTo {
   busy(): boolean;
@@ -34,35 +38,44 @@ export function repeatEvery(intervalMs: number, run: () => Promise<void>, option
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  /** When the next run falls due. */
+  /** When the next run falls due: an interval after the last one began. */
   let due = 0;
+  /** When the last run's rest ends. */
+  let restUntil = 0;
   const later = (delayMs: number): void => {
     if (stopped) return;
     timer = setTimeout(tick, delayMs);
     timer.unref();
   };
-  const schedule = (delayMs: number): void => {
-    due = performance.now() + delayMs;
-    later(delayMs);
-  };
   const tick = (): void => {
     const { yieldTo } = options;
-    if (yieldTo !== undefined && performance.now() - due < yieldTo.maxMs && yieldTo.busy()) {
+    const now = performance.now();
+    if (yieldTo === undefined) {
+      if (now < restUntil) {
+        later(restUntil - now);
+        return;
+      }
+    } else if (yieldTo.busy() && now - Math.max(due, restUntil) < yieldTo.maxMs) {
       later(yieldTo.recheckMs);
       return;
     }
     const started = performance.now();
     running = run().finally(() => {
       running = undefined;
-      const took = performance.now() - started;
-      schedule(Math.max(intervalMs - took, (options.restRatio ?? 0) * took));
+      const ended = performance.now();
+      const took = ended - started;
+      restUntil = ended + (options.restRatio ?? 0) * took;
+      const delayMs = Math.max(intervalMs - took, 0);
+      due = ended + delayMs;
+      later(delayMs);
     });
   };
   if (options.immediately === true) {
     due = performance.now();
     tick();
   } else {
-    schedule(intervalMs);
+    due = performance.now() + intervalMs;
+    later(intervalMs);
   }
   return {
     async stop() {
@@ -81,9 +94,10 @@ export function repeatEvery(intervalMs: number, run: () => Promise<void>, option
  * judges again every host and rollout its changes reach. Under a burst of reports (bench
  * ingest-core, 1,000 × 4) the summary refresh took 5.1 s of database time at 10×, 7.6 s at 3×, and
  * 1.4 s when it ran only before reports; a quiet fleet's refreshes take milliseconds and still run
- * every interval. Only the SQL views (Grafana) read the summaries between refreshes: behind by at
- * most ten times the last refresh under a burst, plus the time a refresh gives way to writes
- * (hub.ts, REFRESH_YIELD).
+ * every interval. Only the SQL views (Grafana) read the summaries between refreshes: while the hub
+ * keeps writing, behind by at most ten times the last refresh plus the time a refresh gives way to
+ * writes (STATE_TUNING.refreshYield); once the writes pause, the rest is given up (YieldTo) and the
+ * next refresh runs within the interval.
  */
 export const REFRESH_REST_RATIO = 10;
 

@@ -91,11 +91,12 @@ export const STATE_TUNING = {
   /**
    * The background refreshes give way to writes: a refresh that falls due while the hub is writing
    * (a write under way, or one ended less than `gapMs` ago) waits until it is not, checking every
-   * `recheckMs`, for at most `maxMs`. A burst of reports — collectors replaying what they queued
-   * offline — is then written with the machine's CPU to itself, and folded into the summaries and
-   * rollouts once, after it, instead of by refreshes competing with it. Reports are unaffected (they
-   * fold the queues in before they read); the SQL views (Grafana) may lag by that half minute during
-   * a burst.
+   * `recheckMs`, for at most `maxMs` (beyond the rest it earned, REFRESH_REST_RATIO). A burst of
+   * reports — collectors replaying what they queued offline, an environment rolling out — is then
+   * written with the machine's CPU to itself, and folded into the summaries and rollouts once, after
+   * it, instead of by refreshes competing with it; when the writes pause, the refresh runs at once.
+   * Reports are unaffected (they fold the queues in before they read); the SQL views (Grafana) may
+   * lag by that half minute during a burst, and by the fold of the burst after it.
    */
   refreshYield: { maxMs: 30_000, recheckMs: 250, gapMs: 100 },
   /** How often history partitions are created ahead of the clock and retention applied. */

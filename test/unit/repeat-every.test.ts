@@ -1,6 +1,6 @@
 // The timer behind the background refreshes: every interval while runs are quick, a rest in
 // proportion to a slow run, so that work that grows under load cannot run back to back, and runs
-// deferred for a while when they fall due during writes.
+// deferred for a while when they fall due during writes — the rest kept only while they last.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { repeatEvery } from '../../src/store/repeat-every.ts';
 
@@ -83,6 +83,33 @@ describe('repeatEvery', () => {
     // Due at 1,000, run at 6,000 (the first check at or past 5,000 ms after it fell due); the next
     // due at 7,000 (an interval after the start), run at 12,000.
     expect(starts.map(Math.round)).toEqual([6_000, 12_000]);
+  });
+
+  it('keeps the rest of a slow run while busy, and gives it up once not', async () => {
+    const starts = async (busyUntil: number): Promise<number[]> => {
+      const at: number[] = [];
+      const origin = performance.now();
+      // Writes begin as the first run does (it runs at once) and go on until busyUntil.
+      const busy = () => performance.now() - origin >= 1_000 && performance.now() - origin < busyUntil;
+      const repeating = repeatEvery(
+        1_000,
+        async () => {
+          at.push(performance.now());
+          await new Promise((resolve) => setTimeout(resolve, at.length === 1 ? 2_000 : 100));
+        },
+        { immediately: true, restRatio: 10, yieldTo: { busy, maxMs: 30_000, recheckMs: 250 } },
+      );
+      await vi.advanceTimersByTimeAsync(24_000);
+      await repeating.stop();
+      return at.map((start) => Math.round(start - origin));
+    };
+    // The 2,000 ms run earned a rest until 22,000. Busy until 5,000: it runs then, not at 22,000.
+    // (Its next check fell due at once after the slow run: a timer of 0 ms fires after 1.)
+    expect((await starts(5_000))[1]).toBeOneOf([5_000, 5_001]);
+    // Busy throughout: the rest is kept (and then it gives way to writes for up to maxMs more).
+    expect(await starts(Infinity)).toEqual([0]);
+    // Busy until 15,000: still within the rest, and then it runs at the first check past it.
+    expect((await starts(15_000))[1]).toBeOneOf([15_000, 15_001]);
   });
 
   it('runs nothing more once stopped, and waits for the run under way', async () => {
