@@ -52,6 +52,10 @@ export function deploymentStateRoutes(app: OpenAPIHono, deps: ApiV1Deps): void {
     let state = await read();
     while (!state.answer.settled && Date.now() < deadline && !stop.aborted) {
       await deps.stateChanges.next(state.endpoints, Math.min(API_TUNING.gatePollIntervalMs, deadline - Date.now()), stop);
+      // A client gone needs no answer; nor is this request awaited then when the hub stops, so a
+      // read now could find the database closed beneath it. (A hub stopping answers its connected
+      // clients with a last read: it waits for their requests before it closes the database.)
+      if (c.req.raw.signal.aborted) break;
       state = await read();
     }
     return c.json(state.answer, 200);
