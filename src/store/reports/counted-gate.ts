@@ -32,6 +32,11 @@ export interface CountedSubscribers {
 /** The gate's statuses in the answer's order (STATUS_RANK): those holding the rollout up first. */
 const RANK_STATUS = (Object.keys(STATUS_RANK) as EffectiveStatus[]).sort((a, b) => STATUS_RANK[a] - STATUS_RANK[b]);
 
+/**
+ * The counts per endpoint and status come back as three JSON arrays (json_agg), which the driver
+ * parses with JSON.parse: as SQL arrays they were parsed character by character in JavaScript
+ * (prod at fleet L: three arrays of 8,700, a tenth of the hub's CPU per answer).
+ */
 type CountedRow = GateRow & { count_endpoints: number[] | null; count_statuses: EffectiveStatus[] | null; count_ns: number[] | null };
 
 /** Every subscriber of the endpoints `endpointIds` (an SQL bigint[]) on `commit`, counted, and the page's named. */
@@ -100,7 +105,7 @@ export async function countedSubscribers(
     SELECT NULL::bigint AS endpoint_id, NULL::text AS endpoint, NULL::int AS rank, NULL::text AS host, NULL::text AS reconciler, NULL::text AS type,
            NULL::text AS applied_commit, NULL::text AS status, NULL::text AS status_message, NULL::timestamptz AS observed_at,
            NULL::timestamptz AS last_seen_at, NULL::boolean AS moved_past,
-           array_agg(c.endpoint_id) AS count_endpoints, array_agg(c.status) AS count_statuses, array_agg(c.n) AS count_ns
+           json_agg(c.endpoint_id) AS count_endpoints, json_agg(c.status) AS count_statuses, json_agg(c.n) AS count_ns
       FROM summed c
     UNION ALL
     SELECT p.*, NULL, NULL, NULL FROM page p
