@@ -82,6 +82,12 @@ describe('the counts kept per deployment target', () => {
 
   it('are kept by the summary refresh when only the summaries change (a reconciler turns stale)', async () => {
     const live = 'SELECT count(*)::int AS n FROM target_state_count WHERE stale < reconcilers';
+    // The random writes may have left every reconciler silent past stale-after at their last refresh
+    // (a seed did): a sign of life from each at the newest one's time makes them live first, queued
+    // by the trigger as a write's would be.
+    const [{ newest }] = await testDb.query<{ newest: Date }>('SELECT max(last_seen_at) AS newest FROM deployment_state') as [{ newest: Date }];
+    await testDb.query('UPDATE deployment_state SET last_observed_at = $1, last_received_at = $1', [newest]);
+    await refreshSummaries(database.db, { wait: true, at: newest });
     expect((await testDb.query<{ n: number }>(live))[0]!.n).toBeGreaterThan(0);
     // A day later every reconciler is stale: the refresh moves them, and the counts per target follow.
     await refreshSummaries(database.db, { wait: true, at: new Date(Date.now() + 24 * 60 * 60_000) });
