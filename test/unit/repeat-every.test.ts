@@ -89,7 +89,7 @@ describe('repeatEvery', () => {
     const starts = async (busyUntil: number): Promise<number[]> => {
       const at: number[] = [];
       const origin = performance.now();
-      // Writes begin as the first run does (it runs at once) and go on until busyUntil.
+      // The hub writes from 1,000 ms (the first run has begun: it runs at once) until busyUntil.
       const busy = () => performance.now() - origin >= 1_000 && performance.now() - origin < busyUntil;
       const repeating = repeatEvery(
         1_000,
