@@ -28,6 +28,31 @@ const typeParsers = {
     oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * Put first in a statement (sql template): the connection prepares it under a name, and PostgreSQL
+ * keeps its plan for that connection. For small, hot statements whose planning costs more than
+ * their run (the rollout gate's at fleet L: planned in 4–5 ms, run in 0.2–3 ms); after five runs
+ * PostgreSQL keeps a generic plan only when it costs no more than the custom ones did.
+ */
+export const PREPARED_MARK = '/* prepared */';
+
+/** Statements that begin with PREPARED_MARK go out as named prepared statements (a name per text). */
+function keepPlansOfPrepared(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const named = new Map<string, string>();
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+    const [text, values] = args;
+    // Anything else as it came, every argument kept: the pool's own query() passes a callback.
+    if (typeof text !== 'string' || !text.startsWith(PREPARED_MARK) || args.length > 2 || typeof values === 'function') return query(...args);
+    let name = named.get(text);
+    if (name === undefined) {
+      name = `kalypso_${named.size}`;
+      named.set(text, name);
+    }
+    return query({ name, text, values });
+  };
+}
+
 export function connectDatabase(options: DatabaseOptions, log: Logger): Database {
   const pool = new pg.Pool({
     connectionString: options.url,
@@ -48,6 +73,7 @@ export function connectDatabase(options: DatabaseOptions, log: Logger): Database
     client.on('error', (error: Error & { code?: string }) => {
       log.debug({ err: error.message, code: error.code }, 'database connection lost while in use');
     });
+    keepPlansOfPrepared(client);
   });
   const db = new Kysely<HubDatabase>({ dialect: new PostgresDialect({ pool }) });
   return {

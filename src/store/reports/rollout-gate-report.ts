@@ -7,6 +7,7 @@
 // (issue 38): an environment of a large fleet has tens of thousands, and nobody reads them all.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { EndpointRolloutState, GateTarget, Subscriber } from '../../contract/answer-types.ts';
+import { PREPARED_MARK } from '../connect.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
 import { addStatus, type EffectiveStatus, emptyCounts, isoTime, joinVersionAt, type ReportContext, staleBefore, type StatusCounts } from './report-context.ts';
@@ -66,6 +67,11 @@ export interface GateTargetRow extends TargetVersions {
   carried: boolean;
 }
 
+/** Makes a statement a prepared one when asked (connect.ts, PREPARED_MARK); nothing otherwise. */
+function preparedMark(prepared: boolean): RawBuilder<unknown> {
+  return sql.raw(prepared ? PREPARED_MARK : '');
+}
+
 /** The version `commit` runs on a target, and the target's desired version and commit. */
 export interface TargetVersions {
   version: string | null;
@@ -79,8 +85,14 @@ export interface TargetVersions {
  * assignment on an endpoint of the branch saw it) and, unless `versions` is false (then null, for
  * targetVersions to look up for a page of them), the version `commit` runs on each.
  */
-export async function gateTargets(db: Kysely<HubDatabase>, where: ReturnType<typeof sql>, commit: string, versions = true): Promise<GateTargetRow[]> {
-  const rows = await sql<GateTargetRow>`
+export async function gateTargets(
+  db: Kysely<HubDatabase>,
+  where: ReturnType<typeof sql>,
+  commit: string,
+  versions = true,
+  prepared = false,
+): Promise<GateTargetRow[]> {
+  const rows = await sql<GateTargetRow>`${preparedMark(prepared)}
     SELECT t.id, t.environment, t.workspace, t.application, t.workload, t.name, t.manifests_endpoint_id AS endpoint_id, me.endpoint,
            ${versions ? sql`at_commit.version, desired.version AS desired_version, a.gitops_commit_id AS desired_commit` : sql`NULL AS version, NULL AS desired_version, NULL AS desired_commit`},
            ${branchCarried(sql.ref('t.manifests_endpoint_id'), commit)} AS carried
@@ -176,8 +188,9 @@ export async function judgeSubscribers(
   endpointIds: RawBuilder<unknown>,
   commit: string,
   page: GatePage,
+  prepared = false,
 ): Promise<JudgedSubscribers> {
-  const result = await sql<JudgedRow>`
+  const result = await sql<JudgedRow>`${preparedMark(prepared)}
     WITH judged AS MATERIALIZED (
       SELECT g.*, CASE g.status WHEN 'failure' THEN 0 WHEN 'in_progress' THEN 1 WHEN 'stale' THEN 2 ELSE 3 END AS rank
         FROM kalypso_gate_endpoints(${endpointIds}, ${commit}, ${staleBefore(context)}::timestamptz) g
@@ -294,8 +307,9 @@ export async function rolloutGateReport(
   page: GatePage,
 ): Promise<EndpointRolloutState> {
   const [judged, targets] = await Promise.all([
-    judgeSubscribers(db, context, sql`ARRAY(SELECT id FROM manifests_endpoint WHERE endpoint = ${endpoint})`, commit, page),
-    gateTargets(db, sql`me.endpoint = ${endpoint} AND ${inWorkspaces(page.workspaces)}`, commit),
+    // Prepared: planning these two took longer than running them for one endpoint (PREPARED_MARK).
+    judgeSubscribers(db, context, sql`ARRAY(SELECT id FROM manifests_endpoint WHERE endpoint = ${endpoint})`, commit, page, true),
+    gateTargets(db, sql`me.endpoint = ${endpoint} AND ${inWorkspaces(page.workspaces)}`, commit, true, true),
   ]);
   // One endpoint: its counts are the only ones.
   const counts = [...judged.counts.values()][0] ?? emptyCounts();
