@@ -20,8 +20,8 @@
 // without a refresh, at cuts either side of the refresh's).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HubDatabase } from '../database-schema.ts';
-import { addStatus, type EffectiveStatus, emptyCounts, type ReportContext, staleBefore, type StatusCounts } from './report-context.ts';
-import { type GatePage, type GateRow, STATUS_RANK } from './rollout-gate-report.ts';
+import { type EffectiveStatus, type ReportContext, staleBefore, type StatusCounts } from './report-context.ts';
+import { type CountLists, countsPerEndpoint, type GatePage, type GateRow, STATUS_RANK } from './rollout-gate-report.ts';
 
 /** The subscribers of some endpoints, counted per endpoint, and a page of them (one more than asked). */
 export interface CountedSubscribers {
@@ -32,12 +32,7 @@ export interface CountedSubscribers {
 /** The gate's statuses in the answer's order (STATUS_RANK): those holding the rollout up first. */
 const RANK_STATUS = (Object.keys(STATUS_RANK) as EffectiveStatus[]).sort((a, b) => STATUS_RANK[a] - STATUS_RANK[b]);
 
-/**
- * The counts per endpoint and status come back as three JSON arrays (json_agg), which the driver
- * parses with JSON.parse: as SQL arrays they were parsed character by character in JavaScript
- * (prod at fleet L: three arrays of 8,700, a tenth of the hub's CPU per answer).
- */
-type CountedRow = GateRow & { count_endpoints: number[] | null; count_statuses: EffectiveStatus[] | null; count_ns: number[] | null };
+type CountedRow = GateRow & CountLists;
 
 /** Every subscriber of the endpoints `endpointIds` (an SQL bigint[]) on `commit`, counted, and the page's named. */
 export async function countedSubscribers(
@@ -111,14 +106,7 @@ export async function countedSubscribers(
     SELECT p.*, NULL, NULL, NULL FROM page p
      ORDER BY rank NULLS FIRST, host, reconciler`.execute(db);
   const [summary, ...rows] = result.rows;
-  const counts = new Map<number, StatusCounts>();
-  (summary?.count_endpoints ?? []).forEach((endpointId, index) => {
-    const id = Number(endpointId);
-    const endpointCounts = counts.get(id) ?? emptyCounts();
-    counts.set(id, endpointCounts);
-    addStatus(endpointCounts, summary!.count_statuses![index]!, summary!.count_ns![index]);
-  });
-  return { counts, rows: rows.map((row) => ({ ...row, endpoint_id: Number(row.endpoint_id) })) };
+  return { counts: countsPerEndpoint(summary), rows: rows.map((row) => ({ ...row, endpoint_id: Number(row.endpoint_id) })) };
 }
 
 /** The reconcilers (and their hosts) of one gate status: the clean ones of its classes, found by summary_reconciler_by_class, and the dirty ones judged so. */
