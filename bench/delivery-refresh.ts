@@ -115,16 +115,20 @@ export async function benchDeliveryRefresh(url: string, hub: BenchHub, environme
       lag,
       summaryMicrosPerRecord: Math.round(((after.summarySum - before.summarySum) * 1e6) / records.length),
       summaryRefreshes: after.summaryCount - before.summaryCount,
-      summaryRefreshMeanMs:
-        after.summaryCount > before.summaryCount ? Math.round(((after.summarySum - before.summarySum) / (after.summaryCount - before.summaryCount)) * 1_000) : 0,
+      summaryRefreshMeanMs: meanMs(after.summarySum - before.summarySum, after.summaryCount - before.summaryCount),
       refreshes,
-      refreshMeanMs: refreshes > 0 ? Math.round(((after.sum - before.sum) / refreshes) * 10_000) / 10 : 0,
+      refreshMeanMs: meanMs(after.sum - before.sum, refreshes),
       rolloutsChanged: after.changed - before.changed,
       converged: converged.rows[0]!.n,
     };
   } finally {
     await database.close();
   }
+}
+
+/** The mean of `count` runs that took `seconds` in all, in ms to a tenth; 0 without runs. */
+function meanMs(seconds: number, count: number): number {
+  return count > 0 ? Math.round((seconds / count) * 10_000) / 10 : 0;
 }
 
 async function refreshMetrics(hub: BenchHub): Promise<{ count: number; sum: number; changed: number; summarySum: number; summaryCount: number }> {
