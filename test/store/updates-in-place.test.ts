@@ -2,6 +2,7 @@
 // each reconciler — must stay on their page (a HOT update: no index entries, nothing for vacuum to
 // clean in the indexes). Rows written together are updated together, so each page needs room for a
 // second version of every row on it (schema/0021). A row that moved page was not updated in place.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import type { NormalizedRecord } from '../../src/model/deployment-records.ts';
@@ -25,6 +26,20 @@ async function pages(table: string, key: string): Promise<Map<string, string>> {
   return new Map(rows.map((row) => [row.key, row.page]));
 }
 
+/**
+ * Waits until every transaction begun before now has ended, in every database of the cluster.
+ * A snapshot taken while an older transaction runs — in any database: the test files share one
+ * server — keeps the versions this file's last round replaced, and pruning cannot make room.
+ */
+async function olderTransactionsEnded(): Promise<void> {
+  const [mark] = await testDb.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid');
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; await sleep(50)) {
+    const [oldest] = await testDb.query<{ ended: boolean }>('SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::xid8 AS ended', [mark?.xid]);
+    if (oldest?.ended === true) return;
+  }
+  throw new Error(`a transaction older than ${mark?.xid} still runs after 20 s`);
+}
+
 describe('rows updated on every report', () => {
   it('stay on their page when a host’s reconcilers report together, round after round', async () => {
     const writer = new RecordWriter(database.db, createLogger('silent'), { retryAfterSeconds: 1 });
@@ -32,6 +47,7 @@ describe('rows updated on every report', () => {
     const reconcilers = Array.from({ length: 12 }, () => randomName('flux-system/app'));
     const start = Date.now() - 10 * 60_000;
     const round = async (n: number): Promise<void> => {
+      await olderTransactionsEnded();
       const commit = randomCommit();
       const records: NormalizedRecord[] = hosts.flatMap((host, h) =>
         reconcilers.map((reconciler) =>
@@ -42,10 +58,11 @@ describe('rows updated on every report', () => {
       await refreshSummaries(database.db, { wait: true, at: new Date(start + n * 60_000 + 30_000) });
     };
 
-    // Pruning makes the room for the next round's versions, and any snapshot held in this database
-    // meanwhile keeps the old ones — an auto-analyze of any of its tables (history, queues) during a
-    // round would. Two full-suite runs on two cores saw rows move (the file alone passes): what is
-    // tested is the room on the page, not autovacuum's timing.
+    // Pruning makes the room for the next round's versions, and any snapshot held meanwhile keeps
+    // the old ones: an auto-analyze of any table of this database (history, queues) during a round,
+    // or a transaction of another test file that began before the last round ended (each round
+    // waits for those). Full-suite runs on two cores saw rows move (the file alone passes): what is
+    // tested is the room on the page, not other work's timing.
     await testDb.query(`DO $$ DECLARE t regclass; BEGIN
       FOR t IN SELECT c.oid::regclass FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' LOOP
         EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = false)', t);
