@@ -22,12 +22,17 @@ afterAll(async () => {
   await testDb.drop();
 });
 
-/** The gate's reads waiting for a lock on `table` (the hub's timers may wait too: not counted). */
+/**
+ * The gate's reads waiting for a lock on `table` in this file's database (the hub's timers may wait
+ * too: not counted). Other test files' databases are clones of one template, so their tables have
+ * the same OIDs: pg_stat_activity and pg_locks are filtered by database.
+ */
 async function waitingOn(client: pg.Client, table: string): Promise<string[]> {
   const result = await client.query<{ query: string }>(
     `SELECT a.query FROM pg_stat_activity a
-      WHERE a.wait_event_type = 'Lock' AND a.query LIKE '%kalypso_gate_endpoints(%'
-        AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted AND l.relation = $1::regclass)`,
+      WHERE a.datname = current_database() AND a.wait_event_type = 'Lock' AND a.query LIKE '%kalypso_gate_endpoints(%'
+        AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted AND l.relation = $1::regclass
+                      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))`,
     [table],
   );
   return result.rows.map((row) => row.query);
