@@ -36,6 +36,7 @@ import { readyzStatus } from '../support/hub-process.ts';
 import { kubeSchemaErrors } from '../support/kube-schemas.ts';
 import { freePort } from '../support/ports.ts';
 import { randomCommit } from '../support/random-ids.ts';
+import { withServerRoles } from '../support/server-roles.ts';
 import { createTestDatabase } from '../support/test-database.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { type CodeBlock, codeBlocks, documentationFiles, REPO } from './markdown.ts';
@@ -153,6 +154,35 @@ async function renderedAks(): Promise<KubeObject[]> {
 }
 
 /** Runs a block with the cluster stand-ins in `directory`; what it would apply and delete. */
+/** docs/grafana-and-sql.md's embedded case: the snippet's variables, and Grafana's login with them. */
+async function grafanaEmbedded(block: CodeBlock): Promise<void> {
+  const result = await env.shell(`${env.substitute(block.content)}\nprintf '%s\\n' "$KALYPSO_DB_HOST" "$KALYPSO_DB_NAME" "$KALYPSO_DB_SSLMODE" "$KALYPSO_DB_USER" "$KALYPSO_DB_PASSWORD"`);
+  try {
+    expect(result.code, result.stderr).toBe(0);
+    const [host, name, sslmode, user, password] = result.stdout.trim().split('\n').slice(-5);
+    // Grafana's datasource is configured from exactly these variables.
+    const datasource = await readFile(path.join(REPO, 'deploy/grafana/provisioning/datasources/kalypso.yaml'), 'utf8');
+    const used = [...datasource.matchAll(/\$\{(KALYPSO_DB_\w+)\}/g)].map((match) => match[1]);
+    expect(new Set(used)).toEqual(new Set(['KALYPSO_DB_HOST', 'KALYPSO_DB_NAME', 'KALYPSO_DB_SSLMODE', 'KALYPSO_DB_USER', 'KALYPSO_DB_PASSWORD']));
+    expect([name, sslmode]).toEqual(['kalypso', 'disable']);
+    // As Grafana would connect, to the test database that plays the embedded `kalypso`.
+    const [hostname, port] = host!.split(':');
+    const grafana = new pg.Client({ host: hostname, port: Number(port), user, password, database: new URL(env.databaseUrl).pathname.slice(1), ssl: false });
+    await grafana.connect();
+    try {
+      await grafana.query('SELECT count(*) FROM kalypso_environment_state');
+      await expect(grafana.query('SELECT count(*) FROM deployment_state')).rejects.toThrow(/permission denied/);
+    } finally {
+      await grafana.end();
+    }
+  } finally {
+    const admin = new pg.Client({ connectionString: env.databaseUrl });
+    await admin.connect();
+    await admin.query('ALTER ROLE kalypso_reader NOLOGIN PASSWORD NULL');
+    await admin.end();
+  }
+}
+
 async function withStandIns(block: CodeBlock, directory: string, variables: Record<string, string> = {}): Promise<{ applied: KubeObject[]; deleted: string[] }> {
   const output = path.join(directory, 'applied.yaml');
   const deletions = path.join(directory, 'deleted.txt');
@@ -570,31 +600,8 @@ const CASES: Record<string, Case> = {
   },
   'grafana-embedded': async (block, context) => {
     needs(context, 'psql');
-    const result = await env.shell(`${env.substitute(block.content)}\nprintf '%s\\n' "$KALYPSO_DB_HOST" "$KALYPSO_DB_NAME" "$KALYPSO_DB_SSLMODE" "$KALYPSO_DB_USER" "$KALYPSO_DB_PASSWORD"`);
-    try {
-      expect(result.code, result.stderr).toBe(0);
-      const [host, name, sslmode, user, password] = result.stdout.trim().split('\n').slice(-5);
-      // Grafana's datasource is configured from exactly these variables.
-      const datasource = await readFile(path.join(REPO, 'deploy/grafana/provisioning/datasources/kalypso.yaml'), 'utf8');
-      const used = [...datasource.matchAll(/\$\{(KALYPSO_DB_\w+)\}/g)].map((match) => match[1]);
-      expect(new Set(used)).toEqual(new Set(['KALYPSO_DB_HOST', 'KALYPSO_DB_NAME', 'KALYPSO_DB_SSLMODE', 'KALYPSO_DB_USER', 'KALYPSO_DB_PASSWORD']));
-      expect([name, sslmode]).toEqual(['kalypso', 'disable']);
-      // As Grafana would connect, to the test database that plays the embedded `kalypso`.
-      const [hostname, port] = host!.split(':');
-      const grafana = new pg.Client({ host: hostname, port: Number(port), user, password, database: new URL(env.databaseUrl).pathname.slice(1), ssl: false });
-      await grafana.connect();
-      try {
-        await grafana.query('SELECT count(*) FROM kalypso_environment_state');
-        await expect(grafana.query('SELECT count(*) FROM deployment_state')).rejects.toThrow(/permission denied/);
-      } finally {
-        await grafana.end();
-      }
-    } finally {
-      const admin = new pg.Client({ connectionString: env.databaseUrl });
-      await admin.connect();
-      await admin.query('ALTER ROLE kalypso_reader NOLOGIN PASSWORD NULL');
-      await admin.end();
-    }
+    // The snippet gives the server's kalypso_reader a login: no other file reads roles meanwhile.
+    await withServerRoles('change', () => grafanaEmbedded(block));
   },
 
   // docs/alerts.md

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/log/logger.ts';
 import { connectDatabase } from '../../src/store/connect.ts';
 import { committedSchemaFiles, currentSchemaFiles, README, type SchemaDifferences, schemaDifferences } from '../../src/store/current-schema.ts';
 import { renderedByMajor } from '../../src/store/current-schema/readme-file.ts';
+import { withServerRoles } from '../support/server-roles.ts';
 import { closeTestDatabase, createTestDatabase, openTestDatabase, type PooledTestDatabase } from '../support/test-database.ts';
 
 let opened: Partial<PooledTestDatabase> = {};
@@ -16,7 +17,7 @@ let fresh: Map<string, string>;
 
 beforeAll(async () => {
   opened = await openTestDatabase(1);
-  fresh = await currentSchemaFiles(opened.database!.db);
+  fresh = await withServerRoles('read', () => currentSchemaFiles(opened.database!.db));
 });
 
 afterAll(() => closeTestDatabase(opened));
@@ -46,7 +47,7 @@ async function generatedAfter(statements: string): Promise<Map<string, string>> 
   const database = connectDatabase({ url: testDb.url, poolSize: 1, applicationName: 'test' }, createLogger('silent'));
   try {
     await testDb.query(statements);
-    return await currentSchemaFiles(database.db);
+    return await withServerRoles('read', () => currentSchemaFiles(database.db));
   } finally {
     await closeTestDatabase({ testDb, database });
   }
@@ -79,7 +80,7 @@ describe('schema/current', () => {
   });
 
   it('is the same text every time: the output does not depend on when or where it was generated', async () => {
-    expect(await currentSchemaFiles(opened.database!.db)).toEqual(fresh);
+    expect(await withServerRoles('read', () => currentSchemaFiles(opened.database!.db))).toEqual(fresh);
   });
 
   it('has a file for every function, view, table and type in the database, and for its reader role', async () => {
