@@ -53,10 +53,6 @@ export async function environmentsReport(db: Kysely<HubDatabase>, context: Repor
     ), per_environment_hosts AS (${scoped.hosts}
     ), per_environment_targets AS (
       SELECT environment_id, count(*)::int AS targets FROM scoped_target GROUP BY environment_id
-    ), latest AS (
-      SELECT DISTINCT ON (t.environment_id) t.environment_id, a.gitops_commit_id, a.assigned_at
-        FROM scoped_target t JOIN deployment_assignment a ON a.id = t.current_assignment_id
-       ORDER BY t.environment_id, a.assigned_at DESC, a.id DESC
     )
     SELECT e.name, e.configured_rank, coalesce(pt.targets, 0) AS targets,
            coalesce(ph.hosts, 0) AS hosts, coalesce(p.total, 0) AS total, coalesce(p.succeeded, 0) AS succeeded,
@@ -66,7 +62,16 @@ export async function environmentsReport(db: Kysely<HubDatabase>, context: Repor
       LEFT JOIN per_environment p ON p.environment_id = e.id
       LEFT JOIN per_environment_hosts ph ON ph.environment_id = e.id
       LEFT JOIN per_environment_targets pt ON pt.environment_id = e.id
-      LEFT JOIN latest l ON l.environment_id = e.id
+      -- The newest assignment that is still a target's current one: assignments walked newest first
+      -- (schema/0044), each checked against its target (a subplan keeps the walk in index order;
+      -- joined, the planner sorted every target's assignments).
+      LEFT JOIN LATERAL (
+        SELECT a.gitops_commit_id, a.assigned_at
+          FROM deployment_assignment a
+         WHERE (SELECT t.environment_id FROM deployment_target t WHERE t.id = a.deployment_target_id AND t.current_assignment_id = a.id) = e.id
+           ${workspaces === undefined ? sql`` : sql`AND a.deployment_target_id IN (SELECT st.id FROM scoped_target st)`}
+         ORDER BY a.assigned_at DESC, a.id DESC
+         LIMIT 1) l ON true
      ${workspaces === undefined ? sql`` : sql`WHERE pt.targets > 0`}
      ORDER BY e.environment_rank`.execute(db);
   return rows.rows.map((row) => ({
