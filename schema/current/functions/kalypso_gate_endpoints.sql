@@ -4,8 +4,7 @@
 CREATE OR REPLACE FUNCTION public.kalypso_gate_endpoints(endpoint_ids bigint[], gate_commit text, stale_before timestamp with time zone)
  RETURNS TABLE(endpoint_id bigint, reconciler_id bigint, host_id bigint, applied_commit text, status text, reported_status text, status_message text, observed_at timestamp with time zone, last_seen_at timestamp with time zone, moved_past boolean)
  LANGUAGE sql
- STABLE SECURITY DEFINER ROWS 100
- SET search_path TO '$user', 'public'
+ STABLE ROWS 100
 AS $function$
   WITH asked AS MATERIALIZED (
     SELECT DISTINCT x.id FROM unnest($1) AS x(id)

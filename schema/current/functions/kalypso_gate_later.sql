@@ -4,8 +4,7 @@
 CREATE OR REPLACE FUNCTION public.kalypso_gate_later(endpoint_ids bigint[], gate_commit text)
  RETURNS TABLE(endpoint_id bigint, later_commit text)
  LANGUAGE sql
- STABLE SECURITY DEFINER ROWS 100
- SET search_path TO '$user', 'public'
+ STABLE ROWS 100
 AS $function$
   WITH RECURSIVE asked AS MATERIALIZED (
     -- An endpoint without a branch is a group of its own (endpoint_peer).

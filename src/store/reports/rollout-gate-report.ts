@@ -219,7 +219,7 @@ export async function judgeSubscribers(
   const result = await sql<JudgedRow>`${preparedMark(prepared)}
     WITH judged AS MATERIALIZED (
       SELECT g.*, ${RANK_OF_STATUS} AS rank
-        FROM kalypso_gate_endpoints(${endpointIds}, ${commit}, ${staleBefore(context)}::timestamptz) g
+        FROM ${judgedFrom(endpointIds, commit, context, prepared)}
     ), counted AS (
       SELECT j.endpoint_id, j.status, count(*)::int AS n, min(j.last_seen_at) AS oldest_seen FROM judged j GROUP BY 1, 2
     ), page AS (
@@ -252,6 +252,19 @@ export async function judgeSubscribers(
     failedHosts: summary?.failed_hosts ?? 0,
     oldestLiveSeenAt: summary?.oldest_live_seen ?? null,
   };
+}
+
+/**
+ * kalypso_gate_endpoints over the endpoints `endpointIds`. Prepared, its body is written into the
+ * statement (schema/0045) and planned once per connection: the ids are passed as a column of a
+ * subquery kept apart (OFFSET 0), since a sub-select among a function's arguments keeps it from being
+ * inlined. Unprepared (an environment's thousands of endpoints), the function is planned at its call,
+ * with its own row estimate, as before.
+ */
+export function judgedFrom(endpointIds: RawBuilder<unknown>, commit: string, context: ReportContext, prepared: boolean): RawBuilder<unknown> {
+  return prepared
+    ? sql`(SELECT ${endpointIds} AS ids OFFSET 0) asked CROSS JOIN LATERAL kalypso_gate_endpoints(asked.ids, ${commit}, ${staleBefore(context)}::timestamptz) g`
+    : sql`kalypso_gate_endpoints(${endpointIds}, ${commit}, ${staleBefore(context)}::timestamptz) g`;
 }
 
 /** The judged subscribers of the ranks `ranks` (a condition on j) after the page's cursor, named, in the answer's order. */
