@@ -254,7 +254,7 @@ async function reportsSection(server: BenchServer, size: FleetSize, panels: read
     url,
     1,
     async ([hub]) => ({
-      latencies: [...(await benchReports(hub!.baseUrl, size)), await benchRolloutGate(hub!.baseUrl, size)],
+      latencies: [...(await benchReports(hub!.baseUrl, size)), await benchRolloutGate(hub!.baseUrl, size), await benchRolloutGate(hub!.baseUrl, size, 300, 1)],
       pages: await benchUiPages(hub!.baseUrl, size),
       // After the reports: it changes the fleet.
       refresh: await benchDeliveryRefresh(url, hub!, environment, Math.ceil(size.transitionsPerReconciler / 4)),
