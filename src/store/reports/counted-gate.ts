@@ -121,8 +121,9 @@ function candidates(status: EffectiveStatus): RawBuilder<unknown> {
 
 /**
  * The subscribers of one rank after the page's cursor, named, in the answer's order: from the first
- * hosts by name that have one (each has at least one; the cursor's host may have none left, hence
- * one more), so that a rank of thousands is not named whole.
+ * hosts by name that hold the page's rows, so that a rank of thousands is not named whole. A host is
+ * taken while the candidates of the hosts before it number fewer than the page (its own may fill
+ * it); the cursor's host counts for none, since some of its candidates come before the cursor.
  */
 function pagePart(rank: number, page: GatePage, cut: RawBuilder<unknown>, commit: string): RawBuilder<unknown> {
   const cursor = page.after?.rank === rank ? page.after : undefined;
@@ -133,13 +134,20 @@ function pagePart(rank: number, page: GatePage, cut: RawBuilder<unknown>, commit
       : // A hashed subplan (IS TRUE keeps the IN from being planned as a join): = ANY (ARRAY(…)) is
         // searched linearly for each row (prod's 4,000 in progress against a page of 1,000 hosts:
         // 4 million comparisons, 45 ms), and as a join, the candidates estimated at a few rows, it
-        // was a nested loop over the hosts for each candidate (600 ms).
+        // was a nested loop over the hosts for each candidate (600 ms). Hosts taken by count, not
+        // as the page's number of hosts (each has at least one): at fleet S, prod's 666 hosts
+        // were all under a page of 1,000, and all 7,512 succeeded were named for 521 rows (86 ms).
         sql`(x.host_id IN (
-          SELECT fh.id FROM host fh
-           WHERE fh.id IN (SELECT y.host_id FROM ${ofRank} y)
-             ${cursor === undefined ? sql`` : sql`AND fh.name >= ${cursor.host}`}
-           ORDER BY fh.name
-           LIMIT ${page.limit + 2})) IS TRUE`;
+          SELECT f.id FROM (
+            SELECT fh.id,
+                   coalesce(sum(${cursor === undefined ? sql`n.c` : sql`CASE WHEN fh.name = ${cursor.host} THEN 0 ELSE n.c END`})
+                              OVER (ORDER BY fh.name ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+              FROM (SELECT y.host_id, count(*) AS c FROM ${ofRank} y GROUP BY y.host_id) n
+              JOIN host fh ON fh.id = n.host_id
+             ${cursor === undefined ? sql`` : sql`WHERE fh.name >= ${cursor.host}`}
+             ORDER BY fh.name
+             LIMIT ${page.limit + 2}) f
+           WHERE f.before < ${page.limit + 1})) IS TRUE`;
   return sql`
     SELECT s.manifests_endpoint_id AS endpoint_id, ${rank}::int AS rank, h.name AS host, r.name AS reconciler, r.type,
            s.gitops_commit_id AS applied_commit,
