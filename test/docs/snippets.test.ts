@@ -153,7 +153,6 @@ async function renderedAks(): Promise<KubeObject[]> {
   return (await renderChart(YAML.parse(snippet('aks-values').content))).objects;
 }
 
-/** Runs a block with the cluster stand-ins in `directory`; what it would apply and delete. */
 /** docs/grafana-and-sql.md's embedded case: the snippet's variables, and Grafana's login with them. */
 async function grafanaEmbedded(block: CodeBlock): Promise<void> {
   const result = await env.shell(`${env.substitute(block.content)}\nprintf '%s\\n' "$KALYPSO_DB_HOST" "$KALYPSO_DB_NAME" "$KALYPSO_DB_SSLMODE" "$KALYPSO_DB_USER" "$KALYPSO_DB_PASSWORD"`);
@@ -183,6 +182,7 @@ async function grafanaEmbedded(block: CodeBlock): Promise<void> {
   }
 }
 
+/** Runs a block with the cluster stand-ins in `directory`; what it would apply and delete. */
 async function withStandIns(block: CodeBlock, directory: string, variables: Record<string, string> = {}): Promise<{ applied: KubeObject[]; deleted: string[] }> {
   const output = path.join(directory, 'applied.yaml');
   const deletions = path.join(directory, 'deleted.txt');
