@@ -4,10 +4,9 @@
 -- change failure) stood in two functions. One branch does both: the slice is asked only when a list
 -- is given. The delivery functions plan each call with its arguments (EXECUTE … USING), so for the
 -- whole fleet the condition folds to true and the slice is not read (the plan is the index scan of
--- the window alone), and for a slice the rollouts are filtered by its targets, hashed once. On the
--- kept fleet L in psql, the two definitions alternated three times, two calls each (ms): whole
--- fleet totals 56–78 → 37–64, trend 69–93 → 51–81, outcomes 54–87 → 44–71, rollouts 11–21 →
--- 10–22; prod alike within the runs' spread (totals 29–45 → 27–46, outcomes
+-- the window alone), and for a slice the rollouts are filtered by its targets, hashed once. On the kept fleet L in psql, the two definitions alternated three times, two
+-- calls each (ms): whole fleet totals 56–78 → 37–64, trend 69–93 → 51–81, outcomes 54–87 → 44–71,
+-- rollouts 11–21 → 10–22; prod alike within the runs' spread (totals 29–45 → 27–46, outcomes
 -- 50–81 → 61–76). test/api/delivery-metrics.test.ts holds the answers, whole fleet and sliced.
 -- kalypso_delivery_window_ordered stays, as the same window, for kalypso_delivery_rollouts.
 
