@@ -24,7 +24,18 @@ export function isoLocal(iso: string): string {
 
 /** The exact time for a tooltip: ISO 8601 with offset, and the zone's name (Europe/Berlin). */
 export function exactTime(iso: string): string {
-  return `${isoLocal(iso)} (${Intl.DateTimeFormat().resolvedOptions().timeZone})`;
+  return `${isoLocal(iso)} (${readersTimeZone()})`;
+}
+
+let timeZone: string | undefined;
+
+/**
+ * The reader's time zone, asked once: each Intl.DateTimeFormat built costs about 0.1 ms, and a
+ * page of 200 subscribers built one per row (23 ms of the Rollout page's script at fleet L).
+ */
+function readersTimeZone(): string {
+  timeZone ??= Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return timeZone;
 }
 
 export function duration(seconds: number): string {
