@@ -35,11 +35,16 @@ export function reportRequests(size: FleetSize): { name: string; path: string }[
       name: 'rollout gate',
       path: `/api/v1/deployment-state?manifestsEndpoint=${encodeURIComponent(fleetEndpoint(environment, 7, 1))}&commit=${versionCommit(versions - 1)}`,
     },
-    // Check Promote of the whole environment (issue 38): its default answer, and the page the UI asks for.
+    // Check Promote of the whole environment (issue 38): its default answer, a page of 200 (what the
+    // UI asked for until its pages became 100; kept, to compare with earlier runs), and the UI's page.
     { name: `environment gate of ${environment} (default page)`, path: `/api/v1/deployment-state?environment=${environment}&commit=${versionCommit(versions - 1)}` },
     {
-      name: `environment gate of ${environment} (UI page of 200)`,
+      name: `environment gate of ${environment} (page of 200)`,
       path: `/api/v1/deployment-state?environment=${environment}&commit=${versionCommit(versions - 1)}&limit=200`,
+    },
+    {
+      name: `environment gate of ${environment} (UI page of 100)`,
+      path: `/api/v1/deployment-state?environment=${environment}&commit=${versionCommit(versions - 1)}&limit=100`,
     },
   ];
 }

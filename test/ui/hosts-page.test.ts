@@ -13,6 +13,8 @@ import { apiGet } from '../support/api-get.ts';
 
 const HOSTS = 2_000;
 const PAGE = 200;
+/** The Rollout page's subscribers and targets per page. */
+const ROLLOUT_PAGE = 100;
 const PURPLE = 'rgb(130, 80, 223)';
 
 let testDb: TestDatabase;
@@ -191,7 +193,7 @@ describe('hosts page at 390 px', () => {
 });
 
 describe('the promotion check of an environment of this fleet', () => {
-  it('shows 200 of its subscribers, those holding the rollout up first, says how many there are, and pages on', async () => {
+  it('shows 100 of its subscribers, those holding the rollout up first, says how many there are, and pages on', async () => {
     const environment = fleet.environments[0]!;
     const commit = fleet.commits[environment]!.w3;
     const answer = (await apiGet(hub, `/deployment-state?environment=${environment}&commit=${commit}&limit=5000`)).body as {
@@ -199,33 +201,33 @@ describe('the promotion check of an environment of this fleet', () => {
       subscribers: { host: string; reconciler: string; status: string }[];
     };
     expect(answer.subscribers).toHaveLength(answer.total);
-    expect(answer.total).toBeGreaterThan(PAGE);
+    expect(answer.total).toBeGreaterThan(ROLLOUT_PAGE);
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     await page.goto(`${base}/rollout?environment=${environment}&commit=${commit}`);
     await page.waitForSelector('table.subscribers tbody tr');
     const shown = () =>
       page.$$eval('table.subscribers tbody tr', (rows) => rows.map((row) => [row.getAttribute('data-host')!, row.getAttribute('data-status')!]));
     const first = await shown();
-    expect(first).toHaveLength(PAGE);
+    expect(first).toHaveLength(ROLLOUT_PAGE);
     const order = ['failure', 'in_progress', 'stale', 'success'];
     const statuses = first.map(([, status]) => status);
     expect(statuses).toEqual([...statuses].sort((a, b) => order.indexOf(a) - order.indexOf(b)));
     const holding = answer.subscribers.filter((subscriber) => subscriber.status !== 'success').length;
-    expect(statuses.filter((status) => status !== 'success')).toHaveLength(Math.min(holding, PAGE));
-    // The page shows the hub's order: the first 200 of the whole answer.
-    expect(first).toEqual(answer.subscribers.slice(0, PAGE).map((subscriber) => [subscriber.host, subscriber.status]));
+    expect(statuses.filter((status) => status !== 'success')).toHaveLength(Math.min(holding, ROLLOUT_PAGE));
+    // The page shows the hub's order: the first 100 of the whole answer.
+    expect(first).toEqual(answer.subscribers.slice(0, ROLLOUT_PAGE).map((subscriber) => [subscriber.host, subscriber.status]));
     expect(await page.locator('.pager.subscribers .showing').textContent()).toBe(
-      `Showing ${PAGE} of ${n(answer.total)} subscribers, those holding the rollout up first`,
+      `Showing ${ROLLOUT_PAGE} of ${n(answer.total)} subscribers, those holding the rollout up first`,
     );
     await page.click('.pager.subscribers a[rel="next"]');
     await page.waitForURL((url) => url.searchParams.get('cursor') !== null);
-    // The next page drawn: its first row is the answer's 201st (while the page loads, the table may be
+    // The next page drawn: its first row is the answer's 101st (while the page loads, the table may be
     // empty or still show the first page). A selector, not a string to evaluate: the CSP forbids eval.
-    const nextFirst = answer.subscribers[PAGE]!;
+    const nextFirst = answer.subscribers[ROLLOUT_PAGE]!;
     await page.waitForSelector(
       `table.subscribers tbody tr:first-child[data-host=${JSON.stringify(nextFirst.host)}][data-status=${JSON.stringify(nextFirst.status)}]`,
     );
-    expect(await shown()).toEqual(answer.subscribers.slice(PAGE, 2 * PAGE).map((subscriber) => [subscriber.host, subscriber.status]));
+    expect(await shown()).toEqual(answer.subscribers.slice(ROLLOUT_PAGE, 2 * ROLLOUT_PAGE).map((subscriber) => [subscriber.host, subscriber.status]));
     await page.click('.pager.subscribers a.first');
     await page.waitForURL((url) => url.searchParams.get('cursor') === null);
     await page.close();
