@@ -23,7 +23,7 @@ const ROLLOUT_CTES_OF_MANY_ROWS = new Set(['span_rows', 'reported', 'subscribed'
 /** CTEs of kalypso_current_rollouts (the delivery report's verdicts) with a row per target or more. */
 const CURRENT_ROLLOUT_CTES = new Set(['current_rollout', 'counts', 'per_commit', 'rollout_commit', 'counted']);
 /** CTEs of the summary refresh with a row per reconciler. */
-const SUMMARY_CTES_OF_MANY_ROWS = new Set(['counted', 'now_state', 'moves', 'pairs', 'host_sides', 'gone', 'judged']);
+const SUMMARY_CTES_OF_MANY_ROWS = new Set(['counted', 'now_state', 'moves', 'pairs', 'host_sides', 'gone', 'judged', 'sides']);
 /** Nodes that pass their one input through: what they read is what the loop rescans. */
 const PASS_THROUGH = new Set(['Materialize', 'Sort', 'Incremental Sort', 'Subquery Scan', 'Result', 'Limit', 'Memoize', 'Unique']);
 

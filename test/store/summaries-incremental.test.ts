@@ -8,7 +8,7 @@ import type { Database } from '../../src/store/connect.ts';
 import { publishHubSettings } from '../../src/store/hub-settings.ts';
 import { refreshRollouts } from '../../src/store/rollout-refresh.ts';
 import { refreshSummaries } from '../../src/store/summary-refresh.ts';
-import { CART, ENVIRONMENTS, FleetBuilder, GREETER, HELLO } from '../support/known-fleet.ts';
+import { CART, endpointOf, ENVIRONMENTS, FleetBuilder, GREETER, HELLO } from '../support/known-fleet.ts';
 import { randomCommit, randomName } from '../support/random-ids.ts';
 import { seededPicker, testSeed } from '../support/seeded-random.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -79,12 +79,23 @@ async function rebuiltSummaries(at: Date): Promise<unknown> {
   });
 }
 
+/** Another workload whose targets are on HELLO's endpoints: a reconciler of them serves two targets, and can drift from both. */
+const SIDECAR = { ...HELLO, workload: 'hello-sidecar' };
+
+function sidecarDescriptor(fleet: FleetBuilder, environment: string, version: string, commit: string, minutesAgo: number): NormalizedRecord {
+  const record = fleet.descriptor(SIDECAR, environment, version, commit, minutesAgo);
+  if (record.kind !== 'desired-state') return record;
+  return { ...record, deploymentTarget: { ...record.deploymentTarget, manifests: { storageType: 'git', endpoint: endpointOf(environment, HELLO.workload, HELLO.target) } } };
+}
+
 describe('summaries folded in step by step', () => {
-  // A seed of its own for every run, and the seeds that once found a defect.
+  // A seed of its own for every run, and the seeds that once found a defect. With `shared`, each of
+  // HELLO's descriptors comes with one of SIDECAR's on the same endpoint (no other draw changes).
   it.each([
-    ['a new seed', testSeed()],
-    ['seed 917211: a new host whose reconciler came and went besides one that stayed', 917211],
-  ])('equal the summaries rebuilt from scratch after every refresh of a random sequence of writes (%s)', async (_, seed) => {
+    ['a new seed', testSeed(), false],
+    ['a new seed, two workloads’ targets on each of HELLO’s endpoints', testSeed(), true],
+    ['seed 917211: a new host whose reconciler came and went besides one that stayed', 917211, false],
+  ])('equal the summaries rebuilt from scratch after every refresh of a random sequence of writes (%s)', async (_, seed, shared) => {
     const random = seededPicker(seed);
     const t0 = Date.now();
     const fleet = new FleetBuilder(database.db, t0);
@@ -104,7 +115,9 @@ describe('summaries folded in step by step', () => {
           // Now and then a reconciler's newest report gives it another type (its host's types change).
           records.push(state.kind === 'real-state' && random.int(3) === 0 ? { ...state, reconciler: { ...state.reconciler, type: random.pick(TYPES) } } : state);
         } else if (kind < 9) {
-          records.push(fleet.descriptor(workload, environment, `1.${random.int(4)}`, random.pick(commits), random.int(60)));
+          const [version, commit, minutesAgo] = [`1.${random.int(4)}`, random.pick(commits), random.int(60)];
+          records.push(fleet.descriptor(workload, environment, version, commit, minutesAgo));
+          if (shared && workload === HELLO) records.push(sidecarDescriptor(fleet, environment, version, commit, minutesAgo));
         } else {
           records.push({ kind: 'reconciler-removed', host: random.pick(hosts), reconciler: `flux-system/${workload.workload}`, removedAt: new Date(clock) });
         }
