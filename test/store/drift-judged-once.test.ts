@@ -7,10 +7,7 @@ import type pg from 'pg';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/connect.ts';
-import { FleetBuilder } from '../support/known-fleet.ts';
-import { randomCommit, randomName } from '../support/random-ids.ts';
-import { randomStep } from '../support/random-writes.ts';
-import { seededPicker, testSeed } from '../support/seeded-random.ts';
+import { writeRandomFleet } from '../support/random-writes.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
@@ -27,14 +24,7 @@ beforeAll(async () => {
   const end = text.indexOf('\n$$;', start);
   if (start < 0 || end < 0) throw new Error('schema/0012 has no kalypso_judge_drift');
   await testDb.query(text.slice(start, end + 4).replace('FUNCTION kalypso_judge_drift(', 'FUNCTION kalypso_judge_drift_0012('));
-  // A fleet with new desired versions and reports of several commits, as the differential tests build it.
-  const random = seededPicker(testSeed());
-  const fleet = new FleetBuilder(database.db, Date.now() - 24 * 60 * 60_000);
-  const hosts = Array.from({ length: 20 }, () => randomName('host'));
-  const commits = Array.from({ length: 4 }, () => randomCommit());
-  for (let step = 0, minutes = 0; step < 12; step += 1, minutes += random.int(20)) {
-    await fleet.write(randomStep(random, fleet, { hosts, commits, minute: minutes, maxRecords: 30, weights: { states: 11, descriptors: 2, removals: 1 } }));
-  }
+  await writeRandomFleet(database.db);
 });
 
 afterAll(() => closeTestDatabase({ testDb, database }));

@@ -11,10 +11,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/connect.ts';
-import { FleetBuilder } from '../support/known-fleet.ts';
-import { randomCommit, randomName } from '../support/random-ids.ts';
-import { randomStep } from '../support/random-writes.ts';
-import { seededPicker, testSeed } from '../support/seeded-random.ts';
+import { writeRandomFleet } from '../support/random-writes.ts';
 import { refreshEveryRollout, releasedFunction, releasedRefresh } from '../support/rollout-recount.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
@@ -41,15 +38,7 @@ beforeAll(async () => {
   ({ testDb, database } = await openTestDatabase(2));
   await testDb.query((await releasedRefresh('0016_rollout_refresh_reads_once')).sql);
   await testDb.query((await releasedFunction('0014_summary_rows_in_place', 'kalypso_current_rollouts')).sql);
-  // A fleet with rollouts, laggards, drift and removals, as the differential test builds them.
-  const seed = testSeed();
-  const random = seededPicker(seed);
-  const fleet = new FleetBuilder(database.db, Date.now() - 24 * 60 * 60_000);
-  const hosts = Array.from({ length: 20 }, () => randomName('host'));
-  const commits = Array.from({ length: 4 }, () => randomCommit());
-  for (let step = 0, minutes = 0; step < 12; step += 1, minutes += random.int(20)) {
-    await fleet.write(randomStep(random, fleet, { hosts, commits, minute: minutes, maxRecords: 30, weights: { states: 11, descriptors: 2, removals: 1 } }));
-  }
+  await writeRandomFleet(database.db);
 });
 
 afterAll(() => closeTestDatabase({ testDb, database }));

@@ -64,3 +64,17 @@ export function randomStep(random: SeededPicker, fleet: FleetBuilder, options: R
   }
   return records;
 }
+
+/**
+ * A fleet with rollouts, laggards, drift and removals, for tests that read what the store made of
+ * it: twelve random steps of up to 30 records over 20 hosts and 4 commits, begun a day ago.
+ */
+export async function writeRandomFleet(db: ConstructorParameters<typeof FleetBuilder>[0]): Promise<void> {
+  const random = seededPicker(testSeed());
+  const fleet = new FleetBuilder(db, Date.now() - 24 * 60 * 60_000);
+  const hosts = Array.from({ length: 20 }, () => randomName('host'));
+  const commits = Array.from({ length: 4 }, () => randomCommit());
+  for (let step = 0, minutes = 0; step < 12; step += 1, minutes += random.int(20)) {
+    await fleet.write(randomStep(random, fleet, { hosts, commits, minute: minutes, maxRecords: 30, weights: { states: 11, descriptors: 2, removals: 1 } }));
+  }
+}
