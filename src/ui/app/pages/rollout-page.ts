@@ -17,8 +17,8 @@ const SETTLED_POLL_MS = 5_000;
  * Subscribers and targets per page. The hub names only the page's rows, and the page draws only
  * them: an environment of a large fleet has 80,000 subscribers and 4,000 targets (9.7 s to
  * content when the page asked for and sorted every one). A hundred of each: the holders a person
- * reads first, and drawing two tables of 200 rows (style and layout) took 200 ms of the page's
- * 530 ms to content at fleet L (447 ms with 100; docs/benchmarks/fleet-l-part7.md).
+ * reads first; drawing two tables of 200 rows was one 211 ms frame (130 ms of it style and layout)
+ * of the page's 530 ms to content at fleet L (447 ms with 100; docs/benchmarks/fleet-l-part7.md).
  */
 const LISTED = 100;
 
