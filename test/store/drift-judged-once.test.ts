@@ -4,10 +4,10 @@
 // target_commit 60,000 times. Counted here by the transaction's own index-scan counter of
 // target_commit, against the pairs that need the lookup (off the target's desired commit).
 import type pg from 'pg';
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/connect.ts';
 import { writeRandomFleet } from '../support/random-writes.ts';
+import { releasedFunction } from '../support/rollout-recount.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
@@ -18,12 +18,8 @@ const JUDGE_ALL = (fn: string) => `SELECT * FROM ${fn}((SELECT array_agg(reconci
 
 beforeAll(async () => {
   ({ testDb, database } = await openTestDatabase(2));
-  // schema/0012's judgement, beside the current one.
-  const text = await readFile(new URL('../../schema/0012_summaries_on_write.sql', import.meta.url), 'utf8');
-  const start = text.indexOf('CREATE FUNCTION kalypso_judge_drift(');
-  const end = text.indexOf('\n$$;', start);
-  if (start < 0 || end < 0) throw new Error('schema/0012 has no kalypso_judge_drift');
-  await testDb.query(text.slice(start, end + 4).replace('FUNCTION kalypso_judge_drift(', 'FUNCTION kalypso_judge_drift_0012('));
+  // schema/0012's judgement (kalypso_judge_drift_0012), beside the current one.
+  await testDb.query((await releasedFunction('0012_summaries_on_write', 'kalypso_judge_drift')).sql);
   await writeRandomFleet(database.db);
 });
 

@@ -24,8 +24,9 @@ export function refreshEveryRollout(refresh = 'kalypso_refresh_rollouts'): strin
  */
 export async function releasedFunction(migration: string, name: string): Promise<{ name: string; sql: string }> {
   const text = await readFile(new URL(`../../schema/${migration}.sql`, import.meta.url), 'utf8');
-  const start = text.indexOf(`CREATE OR REPLACE FUNCTION ${name}(`);
-  const ends = ['END $$;', 'END $function$;'].map((end) => [text.indexOf(end, start), end.length] as const).filter(([at]) => at >= 0);
+  const start = [`CREATE OR REPLACE FUNCTION ${name}(`, `CREATE FUNCTION ${name}(`].map((head) => text.indexOf(head)).find((at) => at >= 0) ?? -1;
+  // A PL/pgSQL body ends with END; an SQL one with its closing quote on a line of its own.
+  const ends = ['END $$;', 'END $function$;', '\n$$;'].map((end) => [text.indexOf(end, start), end.length] as const).filter(([at]) => at >= 0);
   if (start < 0 || ends.length === 0) throw new Error(`schema/${migration} has no ${name}`);
   const [at, length] = ends.reduce((first, next) => (next[0] < first[0] ? next : first));
   const renamed = `${name}_${migration.slice(0, 4)}`;
