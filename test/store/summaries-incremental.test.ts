@@ -82,12 +82,6 @@ async function rebuiltSummaries(at: Date): Promise<unknown> {
 /** Another workload whose targets are on HELLO's endpoints: a reconciler of them serves two targets, and can drift from both. */
 const SIDECAR = { ...HELLO, workload: 'hello-sidecar' };
 
-function sidecarDescriptor(fleet: FleetBuilder, environment: string, version: string, commit: string, minutesAgo: number): NormalizedRecord {
-  const record = fleet.descriptor(SIDECAR, environment, version, commit, minutesAgo);
-  if (record.kind !== 'desired-state') return record;
-  return { ...record, deploymentTarget: { ...record.deploymentTarget, manifests: { storageType: 'git', endpoint: endpointOf(environment, HELLO.workload, HELLO.target) } } };
-}
-
 describe('summaries folded in step by step', () => {
   // A seed of its own for every run, and the seeds that once found a defect. With `shared`, each of
   // HELLO's descriptors comes with one of SIDECAR's on the same endpoint (no other draw changes).
@@ -117,7 +111,7 @@ describe('summaries folded in step by step', () => {
         } else if (kind < 9) {
           const [version, commit, minutesAgo] = [`1.${random.int(4)}`, random.pick(commits), random.int(60)];
           records.push(fleet.descriptor(workload, environment, version, commit, minutesAgo));
-          if (shared && workload === HELLO) records.push(sidecarDescriptor(fleet, environment, version, commit, minutesAgo));
+          if (shared && workload === HELLO) records.push(fleet.descriptor(SIDECAR, environment, version, commit, minutesAgo, endpointOf(environment, HELLO.workload, HELLO.target)));
         } else {
           records.push({ kind: 'reconciler-removed', host: random.pick(hosts), reconciler: `flux-system/${workload.workload}`, removedAt: new Date(clock) });
         }

@@ -41,17 +41,22 @@ export class FleetBuilder {
     return new Date(this.t0 - minutes * 60_000);
   }
 
-  descriptor(workload: Workload, environment: string, version: string, commit: string, minutesAgo: number): NormalizedRecord {
+  /** `endpoint`: where the target's manifests are (by default its own, endpointOf). */
+  descriptor(
+    workload: Workload,
+    environment: string,
+    version: string,
+    commit: string,
+    minutesAgo: number,
+    endpoint = endpointOf(environment, workload.workload, workload.target),
+  ): NormalizedRecord {
     return {
       kind: 'desired-state',
       workspace: workload.workspace,
       application: workload.application,
       workload: { name: workload.workload, source: undefined },
       environment,
-      deploymentTarget: {
-        name: workload.target,
-        manifests: { storageType: 'git', endpoint: endpointOf(environment, workload.workload, workload.target) },
-      },
+      deploymentTarget: { name: workload.target, manifests: { storageType: 'git', endpoint } },
       workloadVersion: { version, build: `b-${version}`, commit: undefined, buildTime: undefined },
       commitId: commit,
       assignedAt: this.ago(minutesAgo),
