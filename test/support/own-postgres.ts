@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../src/log/logger.ts';
 import { EmbeddedPostgres } from '../../src/store/embedded/embedded-postgres.ts';
-import { freePort } from './ports.ts';
+import { portOutsideEphemeralRange } from './ports.ts';
 
 // Unlike the suite's FAST_TEST_SETTINGS, commits are synchronous: with synchronous_commit off a
 // commit is acknowledged before its WAL leaves Postgres's memory, so SIGKILL loses acknowledged
@@ -29,7 +29,8 @@ export async function startOwnPostgres(options: { unixSocket?: boolean } = {}): 
   const server = new EmbeddedPostgres(
     {
       dataDir: directory,
-      port: await freePort(),
+      // Stopped and started again on it: a port no other test can be handed meanwhile (ports.ts).
+      port: await portOutsideEphemeralRange(),
       password: 'test',
       database: 'kalypso',
       settings: { ...CRASH_SAFE_SETTINGS, ...(socketDirectory === undefined ? {} : { unix_socket_directories: socketDirectory }) },
