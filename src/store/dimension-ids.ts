@@ -1,11 +1,16 @@
 // Ids of dimension rows (environments, endpoints, hosts, reconcilers, …), created on first sight.
 //
-// Each lookup inserts the missing rows with ON CONFLICT DO NOTHING and then reads the ids in a
-// second statement: under READ COMMITTED that second statement sees rows a concurrent writer
-// committed meanwhile, so two hubs creating the same host at once both get its one id. Rows are
-// inserted in key order so that concurrent inserts wait on each other in one order (no
-// deadlocks). Lookups run outside the caller's transaction: a dimension row is harmless even if
-// the batch that needed it fails, and an id is only cached once it is committed.
+// Each lookup reads the ids of the rows that exist, inserts the missing ones with ON CONFLICT DO
+// NOTHING, and reads again those a concurrent writer inserted meanwhile: under READ COMMITTED
+// each statement sees the rows committed before it began, so two hubs creating the same host at
+// once both get its one id. Rows are inserted in key order so that concurrent inserts wait on each
+// other in one order (no deadlocks). Lookups run outside the caller's transaction: a dimension row
+// is harmless even if the batch that needed it fails, and an id is only cached once it is committed.
+//
+// Read first, because most rows asked for exist: a hub that has just started, or a fleet with more
+// reconcilers than the cache holds (fleet L: 240,000), asks for known rows in every batch. An
+// insert of a row that exists still checks its references, probes the key and draws an id from
+// the sequence that the row never uses (a batch of 1,000 known reconcilers burned 1,000 ids).
 import { type Kysely, sql } from 'kysely';
 import { BoundedCache } from './bounded-cache.ts';
 import type { HubDatabase } from './database-schema.ts';
@@ -132,10 +137,6 @@ export class DimensionIds {
     const pending = [...missing.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const keyColumns = spec.key.map((column) => column.name);
     const columns = [...spec.key, ...(spec.extra ?? [])];
-    const arrays = columns.map((column, index) =>
-      sql`${pending.map(([, row]) => (index < spec.key.length ? row.key[index] : row.extra?.[index - spec.key.length]) ?? null)}::${sql.raw(column.type)}[]`,
-    );
-    const keyArrays = arrays.slice(0, spec.key.length);
     const table = sql.table(spec.table);
     const columnList = sql.join(columns.map((column) => sql.ref(column.name)));
     const keyList = sql.join(keyColumns.map((column) => sql.ref(column)));
@@ -148,18 +149,29 @@ export class DimensionIds {
     );
     const where = references.length === 0 ? sql`` : sql`WHERE ${sql.join(references, sql` AND `)}`;
 
-    const inserted = await sql<Record<string, DimensionValue> & { id: number }>`
-      INSERT INTO ${table} (${columnList})
-      SELECT * FROM unnest(${sql.join(arrays)}) AS x(${columnList}) ${where} ORDER BY ${orderList}
-      ON CONFLICT (${keyList}) DO NOTHING
-      RETURNING id, ${keyList}`.execute(this.#db);
     const found = new Map<string, number>();
-    for (const row of inserted.rows) found.set(DimensionIds.cacheKey(keyColumns.map((column) => row[column] ?? null)), row.id);
-    if (found.size < pending.length) {
+    const select = async (keys: readonly (readonly [string, DimensionRow])[]) => {
+      const keyArrays = spec.key.map((column, index) => sql`${keys.map(([, row]) => row.key[index] ?? null)}::${sql.raw(column.type)}[]`);
       const existing = await sql<Record<string, DimensionValue> & { id: number }>`
         SELECT id, ${keyList} FROM ${table}
         WHERE (${keyList}) IN (SELECT * FROM unnest(${sql.join(keyArrays)}))`.execute(this.#db);
       for (const row of existing.rows) found.set(DimensionIds.cacheKey(keyColumns.map((column) => row[column] ?? null)), row.id);
+    };
+    await select(pending);
+    const absent = pending.filter(([key]) => !found.has(key));
+    if (absent.length > 0) {
+      const arrays = columns.map((column, index) =>
+        sql`${absent.map(([, row]) => (index < spec.key.length ? row.key[index] : row.extra?.[index - spec.key.length]) ?? null)}::${sql.raw(column.type)}[]`,
+      );
+      const inserted = await sql<Record<string, DimensionValue> & { id: number }>`
+        INSERT INTO ${table} (${columnList})
+        SELECT * FROM unnest(${sql.join(arrays)}) AS x(${columnList}) ${where} ORDER BY ${orderList}
+        ON CONFLICT (${keyList}) DO NOTHING
+        RETURNING id, ${keyList}`.execute(this.#db);
+      for (const row of inserted.rows) found.set(DimensionIds.cacheKey(keyColumns.map((column) => row[column] ?? null)), row.id);
+      // Inserted by another writer since the first read (a conflict returns nothing): read again.
+      const raced = absent.filter(([key]) => !found.has(key));
+      if (raced.length > 0) await select(raced);
     }
     for (const [key] of pending) {
       const id = found.get(key);
