@@ -79,37 +79,57 @@ async function rebuiltSummaries(at: Date): Promise<unknown> {
   });
 }
 
+/** Where GREETER's target of an environment moves to and from, when targets move. */
+const annexOf = (environment: string) => endpointOf(environment, 'greeter-annex', GREETER.target);
+
 /** Another workload whose targets are on HELLO's endpoints: a reconciler of them serves two targets, and can drift from both. */
 const SIDECAR = { ...HELLO, workload: 'hello-sidecar' };
 
 describe('summaries folded in step by step', () => {
   // A seed of its own for every run, and the seeds that once found a defect. With `shared`, each of
-  // HELLO's descriptors comes with one of SIDECAR's on the same endpoint (no other draw changes).
+  // HELLO's descriptors comes with one of SIDECAR's on the same endpoint; with `moving`, GREETER's
+  // targets move now and then to an annex endpoint of their environment and back, which hosts of
+  // its own report on (no other draw changes).
   it.each([
-    ['a new seed', testSeed(), false],
-    ['a new seed, two workloads’ targets on each of HELLO’s endpoints', testSeed(), true],
-    ['seed 917211: a new host whose reconciler came and went besides one that stayed', 917211, false],
-  ])('equal the summaries rebuilt from scratch after every refresh of a random sequence of writes (%s)', async (_, seed, shared) => {
+    ['a new seed', testSeed(), { shared: false, moving: false }],
+    ['a new seed, two workloads’ targets on each of HELLO’s endpoints', testSeed(), { shared: true, moving: false }],
+    ['a new seed, GREETER’s targets moving between endpoints', testSeed(), { shared: false, moving: true }],
+    ['seed 917211: a new host whose reconciler came and went besides one that stayed', 917211, { shared: false, moving: false }],
+  ])('equal the summaries rebuilt from scratch after every refresh of a random sequence of writes (%s)', async (_, seed, { shared, moving }) => {
     const random = seededPicker(seed);
     const t0 = Date.now();
     const fleet = new FleetBuilder(database.db, t0);
     const hosts = Array.from({ length: 6 }, () => randomName('host'));
+    const annexHosts = Array.from({ length: 2 }, () => randomName('annex'));
     const commits = Array.from({ length: 4 }, () => randomCommit());
     let clock = t0;
     let rollouts = 0;
     for (let step = 0; step < 30; step += 1) {
       const records: NormalizedRecord[] = [];
       for (let n = 1 + random.int(8); n > 0; n -= 1) {
-        const workload = random.pick(WORKLOADS);
-        const environment = random.pick(ENVIRONMENTS);
+        // (Moving, GREETER is drawn half the time, and in one environment: its target moves often.)
+        const workload = moving && random.int(2) === 0 ? GREETER : random.pick(WORKLOADS);
+        const environment = moving && workload === GREETER ? 'prod' : random.pick(ENVIRONMENTS);
         const kind = random.int(10);
         if (kind < 6) {
           const status = random.pick(['success', 'failure', 'in_progress'] as const);
           const state = fleet.state(random.pick(hosts), workload, environment, random.pick(commits), status, random.int(30) - (clock - t0) / 60_000);
+          if (moving && state.kind === 'real-state' && workload === GREETER && random.int(2) === 0) {
+            records.push({ ...state, host: { name: random.pick(annexHosts), type: undefined }, manifests: { ...state.manifests, endpoint: annexOf(environment) } });
+            continue;
+          }
           // Now and then a reconciler's newest report gives it another type (its host's types change).
           records.push(state.kind === 'real-state' && random.int(3) === 0 ? { ...state, reconciler: { ...state.reconciler, type: random.pick(TYPES) } } : state);
         } else if (kind < 9) {
           const [version, commit, minutesAgo] = [`1.${random.int(4)}`, random.pick(commits), random.int(60)];
+          // A moved target leaves its endpoint's reconcilers (their drift) and joins the annex's hosts
+          // (their environments: they serve only what is on the annex).
+          // (A new commit, assigned lately: the assignment is new and often the target's newest, so the target moves.)
+          if (moving && workload === GREETER) {
+            const endpoint = random.int(2) === 0 ? annexOf(environment) : undefined;
+            records.push(fleet.descriptor(workload, environment, version, randomCommit(), minutesAgo - (clock - t0) / 60_000, endpoint));
+            continue;
+          }
           records.push(fleet.descriptor(workload, environment, version, commit, minutesAgo));
           if (shared && workload === HELLO) records.push(fleet.descriptor(SIDECAR, environment, version, commit, minutesAgo, endpointOf(environment, HELLO.workload, HELLO.target)));
         } else {
