@@ -4,7 +4,7 @@
 -- and the queue could not tell that from a new assignment. A new assignment changes only drift,
 -- and a host's drifting count already moves by difference (schema/0047). So the queue now also
 -- says which endpoints gained or lost a target (regrouped_endpoint_ids), and only their hosts are
--- recounted whole: a prod-wide assignment at fleet L recounted 20,000 hosts (0.77 s alone, 5.6 s
+-- recounted whole: a prod-wide assignment at fleet L recounted prod's 6,666 hosts (0.77 s alone, 5.6 s
 -- of statement time during the bench's rollout burst).
 --
 -- A target moved to another endpoint queues both endpoints itself (the one it left was queued only
