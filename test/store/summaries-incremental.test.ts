@@ -122,9 +122,9 @@ describe('summaries folded in step by step', () => {
           records.push(state.kind === 'real-state' && random.int(3) === 0 ? { ...state, reconciler: { ...state.reconciler, type: random.pick(TYPES) } } : state);
         } else if (kind < 9) {
           const [version, commit, minutesAgo] = [`1.${random.int(4)}`, random.pick(commits), random.int(60)];
-          // A moved target leaves its endpoint's reconcilers (their drift) and joins the annex's hosts
-          // (their environments: they serve only what is on the annex).
-          // (A new commit, assigned lately: the assignment is new and often the target's newest, so the target moves.)
+          // Moving, GREETER's target goes to the annex or back, leaving one endpoint's reconcilers (their
+          // drift) and hosts (their environments). A new commit assigned lately: the assignment is new
+          // and often the target's newest, which moves the target.
           if (moving && workload === GREETER) {
             const endpoint = random.int(2) === 0 ? annexOf(environment) : undefined;
             records.push(fleet.descriptor(workload, environment, version, randomCommit(), minutesAgo - (clock - t0) / 60_000, endpoint));

@@ -16,7 +16,7 @@ export async function freePort(): Promise<number> {
 export async function portOutsideEphemeralRange(): Promise<number> {
   const lowest = ephemeralRangeStart();
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    // From 20,000: clear of the well-known and most registered ports that local services use.
+    // From 20,000: well above the ports local services are usually set to listen on.
     const port = 20_000 + Math.floor(Math.random() * (lowest - 20_000));
     try {
       return await listenedPort(port);

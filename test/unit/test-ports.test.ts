@@ -16,5 +16,4 @@ describe('test ports', () => {
     }
     expect(await freePort()).toBeGreaterThanOrEqual(ephemeralStart);
   });
-
 });
