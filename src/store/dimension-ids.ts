@@ -149,26 +149,28 @@ export class DimensionIds {
     );
     const where = references.length === 0 ? sql`` : sql`WHERE ${sql.join(references, sql` AND `)}`;
 
+    // One array per column (the key's first, then the extra ones), of the rows' values.
+    const arraysOf = (rows: readonly (readonly [string, DimensionRow])[], of: readonly { readonly type: ExtraColumnType }[]) =>
+      of.map((column, index) => sql`${rows.map(([, row]) => (index < spec.key.length ? row.key[index] : row.extra?.[index - spec.key.length]) ?? null)}::${sql.raw(column.type)}[]`);
     const found = new Map<string, number>();
-    const select = async (keys: readonly (readonly [string, DimensionRow])[]) => {
-      const keyArrays = spec.key.map((column, index) => sql`${keys.map(([, row]) => row.key[index] ?? null)}::${sql.raw(column.type)}[]`);
+    const remember = (rows: readonly (Record<string, DimensionValue> & { id: number })[]) => {
+      for (const row of rows) found.set(DimensionIds.cacheKey(keyColumns.map((column) => row[column] ?? null)), row.id);
+    };
+    const select = async (rows: readonly (readonly [string, DimensionRow])[]) => {
       const existing = await sql<Record<string, DimensionValue> & { id: number }>`
         SELECT id, ${keyList} FROM ${table}
-        WHERE (${keyList}) IN (SELECT * FROM unnest(${sql.join(keyArrays)}))`.execute(this.#db);
-      for (const row of existing.rows) found.set(DimensionIds.cacheKey(keyColumns.map((column) => row[column] ?? null)), row.id);
+        WHERE (${keyList}) IN (SELECT * FROM unnest(${sql.join(arraysOf(rows, spec.key))}))`.execute(this.#db);
+      remember(existing.rows);
     };
     await select(pending);
     const absent = pending.filter(([key]) => !found.has(key));
     if (absent.length > 0) {
-      const arrays = columns.map((column, index) =>
-        sql`${absent.map(([, row]) => (index < spec.key.length ? row.key[index] : row.extra?.[index - spec.key.length]) ?? null)}::${sql.raw(column.type)}[]`,
-      );
       const inserted = await sql<Record<string, DimensionValue> & { id: number }>`
         INSERT INTO ${table} (${columnList})
-        SELECT * FROM unnest(${sql.join(arrays)}) AS x(${columnList}) ${where} ORDER BY ${orderList}
+        SELECT * FROM unnest(${sql.join(arraysOf(absent, columns))}) AS x(${columnList}) ${where} ORDER BY ${orderList}
         ON CONFLICT (${keyList}) DO NOTHING
         RETURNING id, ${keyList}`.execute(this.#db);
-      for (const row of inserted.rows) found.set(DimensionIds.cacheKey(keyColumns.map((column) => row[column] ?? null)), row.id);
+      remember(inserted.rows);
       // Inserted by another writer since the first read (a conflict returns nothing): read again.
       const raced = absent.filter(([key]) => !found.has(key));
       if (raced.length > 0) await select(raced);

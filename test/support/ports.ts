@@ -28,7 +28,7 @@ export async function portOutsideEphemeralRange(): Promise<number> {
 }
 
 /** The first port of the kernel's ephemeral range (Linux); 32768, the usual one, where it cannot be read. */
-function ephemeralRangeStart(): number {
+export function ephemeralRangeStart(): number {
   try {
     const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     return Number.isSafeInteger(first) && first > 20_000 ? first : 32_768;

@@ -1,11 +1,10 @@
 // The test suite's own ports (test/support/ports.ts): a port for a server that a test stops and
 // starts again comes from below the kernel's ephemeral range, where no listen(0) of another test
 // file can be handed it while the server is down.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { freePort, portOutsideEphemeralRange } from '../support/ports.ts';
+import { ephemeralRangeStart, freePort, portOutsideEphemeralRange } from '../support/ports.ts';
 
-const ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+const ephemeralStart = ephemeralRangeStart();
 
 describe('test ports', () => {
   it('gives a free port below the ephemeral range, where freePort never reaches', async () => {
