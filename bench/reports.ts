@@ -77,7 +77,7 @@ export async function benchReports(baseUrl: string, size: FleetSize, repetitions
 /**
  * The rollout gate as CD pipelines call it: many different targets, each asked once. The first pass
  * meets a hub just started: each of its connections plans the gate's prepared statements five times
- * before it keeps a generic plan (PREPARED_MARK in src/store/connect.ts). `pass` 1 asks other
+ * before it keeps a generic plan (PREPARED_MARK in src/store/kept-plans.ts). `pass` 1 asks other
  * targets after it, as a hub that has run a while answers.
  */
 export async function benchRolloutGate(baseUrl: string, size: FleetSize, requests = 300, pass = 0): Promise<ReportLatency> {

@@ -131,7 +131,7 @@ export async function startListening(config: HubConfig, log: Logger, overrides: 
 
     const stateChanges = new StateChanges();
     const notifications = { publicUrl: config.publicUrl, channels: channels.map(channelSetup) };
-    const api = await listenApi(config, { db: database.db, metrics, log, database: status, stateChanges, shutdown: abort.signal, clock, notifications }, identity, tls, () =>
+    const api = await listenApi(config, { db: database.reports, metrics, log, database: status, stateChanges, shutdown: abort.signal, clock, notifications }, identity, tls, () =>
       server?.supervisor.unhealthy(),
     );
     steps.add(() => api.close(config.shutdownTimeout));

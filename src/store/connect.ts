@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { Logger } from '../log/logger.ts';
 import type { HubDatabase } from './database-schema.ts';
 import { DATABASE_TUNING } from './database-settings.ts';
+import { KeepPlans, keepPlansOfPrepared } from './kept-plans.ts';
 
 export interface DatabaseOptions {
   readonly url: string;
@@ -17,6 +18,8 @@ export interface DatabaseOptions {
 
 export interface Database {
   readonly db: Kysely<HubDatabase>;
+  /** The same pool for the reports: every statement written as SQL text is prepared, its plan kept per connection (kept-plans.ts). */
+  readonly reports: Kysely<HubDatabase>;
   readonly pool: pg.Pool;
   close(): Promise<void>;
 }
@@ -27,31 +30,6 @@ const typeParsers = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
     oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
 };
-
-/**
- * Put first in a statement (sql template): the connection prepares it under a name, and PostgreSQL
- * keeps its plan for that connection. For small, hot statements whose planning costs more than
- * their run (the rollout gate's at fleet L: planned in 4–5 ms, run in 0.2–3 ms); after five runs
- * PostgreSQL keeps a generic plan only when it costs no more than the custom ones did.
- */
-export const PREPARED_MARK = '/* prepared */';
-
-/** Statements that begin with PREPARED_MARK go out as named prepared statements (a name per text). */
-function keepPlansOfPrepared(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  const named = new Map<string, string>();
-  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
-    const [text, values] = args;
-    // Anything else as it came, every argument kept: the pool's own query() passes a callback.
-    if (typeof text !== 'string' || !text.startsWith(PREPARED_MARK) || args.length > 2 || typeof values === 'function') return query(...args);
-    let name = named.get(text);
-    if (name === undefined) {
-      name = `kalypso_${named.size}`;
-      named.set(text, name);
-    }
-    return query({ name, text, values });
-  };
-}
 
 export function connectDatabase(options: DatabaseOptions, log: Logger): Database {
   const pool = new pg.Pool({
@@ -78,6 +56,7 @@ export function connectDatabase(options: DatabaseOptions, log: Logger): Database
   const db = new Kysely<HubDatabase>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
+    reports: db.withPlugin(new KeepPlans()),
     pool,
     close: () => db.destroy(),
   };

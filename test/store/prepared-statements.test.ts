@@ -1,8 +1,12 @@
 // Statements marked PREPARED_MARK go out as named prepared statements, so the connection keeps
-// their plans (connect.ts); others stay unnamed. Seen from the session itself: pg_prepared_statements.
+// their plans (kept-plans.ts); others stay unnamed. The reports' connection (Database.reports) marks
+// every statement written as SQL text. Seen from the session itself: pg_prepared_statements.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Database, PREPARED_MARK } from '../../src/store/connect.ts';
+import type { Database } from '../../src/store/connect.ts';
+import { MAX_PREPARED_PER_CONNECTION, PREPARED_MARK } from '../../src/store/kept-plans.ts';
+import { hostStateReport } from '../../src/store/reports/hosts-report.ts';
+import { writeKnownFleet } from '../support/known-fleet.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let testDb: TestDatabase;
@@ -27,4 +31,30 @@ it('prepares a marked statement once per text, answers as an unmarked one, and l
   expect(await prepared()).toHaveLength(2);
   // The pool's own query() passes a callback to the connection's: kept as it came.
   expect((await database.pool.query<{ n: number }>('SELECT 1 AS n')).rows).toEqual([{ n: 1 }]);
+});
+
+it('prepares what the reports run through their connection, a report as it answers elsewhere, and leaves builder statements unnamed', async () => {
+  await writeKnownFleet(database.db);
+  const before = await prepared();
+  const context = { asOf: new Date(), staleAfterMs: 15 * 60_000 };
+  const answered = await hostStateReport(database.db, context, 'dev-1');
+  expect(await prepared()).toEqual(before);
+  expect(answered?.reconcilers.length).toBeGreaterThan(0);
+  // Twice: the second run takes the statement prepared by the first (one name for the text).
+  for (const _ of [1, 2]) expect(await hostStateReport(database.reports, context, 'dev-1')).toEqual(answered);
+  // The host's row comes from the query builder (no text to mark); its reconcilers' from SQL text.
+  const statements = (await prepared()).filter((text) => !before.includes(text));
+  expect(statements).toHaveLength(1);
+  expect(statements[0]).toMatch(/^\/\* prepared \*\/\s*SELECT r\.id AS reconciler_id/);
+  // Marked already (the rollout gate's own statements): not marked twice.
+  expect((await sql<{ n: number }>`${sql.raw(PREPARED_MARK)} SELECT ${2}::int AS n`.execute(database.reports)).rows).toEqual([{ n: 2 }]);
+  expect(await prepared()).toContain(`${PREPARED_MARK} SELECT $1::int AS n`);
+});
+
+it(`prepares no more than ${MAX_PREPARED_PER_CONNECTION} texts on a connection, and answers the others unnamed`, async () => {
+  const texts = MAX_PREPARED_PER_CONNECTION + 20;
+  for (let n = 0; n < texts; n += 1) {
+    expect((await sql<{ n: number }>`SELECT ${n}::int + ${sql.lit(n)} AS n`.execute(database.reports)).rows).toEqual([{ n: 2 * n }]);
+  }
+  expect(await prepared()).toHaveLength(MAX_PREPARED_PER_CONNECTION);
 });

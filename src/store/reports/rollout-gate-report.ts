@@ -7,7 +7,7 @@
 // (issue 38): an environment of a large fleet has tens of thousands, and nobody reads them all.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { EndpointRolloutState, GateTarget, Subscriber } from '../../contract/answer-types.ts';
-import { PREPARED_MARK } from '../connect.ts';
+import { PREPARED_MARK } from '../kept-plans.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { TARGET_ENVIRONMENT_ORDER } from './environments-report.ts';
 import { addStatus, type EffectiveStatus, emptyCounts, isoTime, joinVersionAt, type ReportContext, staleBefore, type StatusCounts } from './report-context.ts';
@@ -72,7 +72,7 @@ export interface GateTargetRow extends TargetVersions {
   carried: boolean;
 }
 
-/** Makes a statement a prepared one when asked (connect.ts, PREPARED_MARK); nothing otherwise. */
+/** Makes a statement a prepared one when asked (kept-plans.ts, PREPARED_MARK); nothing otherwise. */
 function preparedMark(prepared: boolean): RawBuilder<unknown> {
   return sql.raw(prepared ? PREPARED_MARK : '');
 }
