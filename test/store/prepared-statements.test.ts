@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/store/connect.ts';
 import { MAX_PREPARED_PER_CONNECTION, PREPARED_MARK } from '../../src/store/kept-plans.ts';
+import { historyReport } from '../../src/store/reports/history-report.ts';
 import { hostStateReport } from '../../src/store/reports/hosts-report.ts';
 import { writeKnownFleet } from '../support/known-fleet.ts';
 import { closeTestDatabase, openTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -49,6 +50,20 @@ it('prepares what the reports run through their connection, a report as it answe
   // Marked already (the rollout gate's own statements): not marked twice.
   expect((await sql<{ n: number }>`${sql.raw(PREPARED_MARK)} SELECT ${2}::int AS n`.execute(database.reports)).rows).toEqual([{ n: 2 }]);
   expect(await prepared()).toContain(`${PREPARED_MARK} SELECT $1::int AS n`);
+});
+
+it('keeps one plan for a page of history: its row limit is in the text, so the generic plan is taken', async () => {
+  // Bound, the limit left the generic plan to guess a tenth of the rows; PostgreSQL rejected it and
+  // planned the statement again at every call (the custom_plans count grew with every call).
+  const page = () => historyReport(database.reports, { environment: 'dev', limit: 2 });
+  const first = await page();
+  expect(first.items).toHaveLength(2);
+  for (let call = 0; call < 9; call += 1) expect(await page()).toEqual(first);
+  const plans = await sql<{ generic_plans: string; custom_plans: string }>`
+    SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%FROM deployment_state_history h%'`.execute(database.db);
+  expect(plans.rows).toHaveLength(1);
+  expect(Number(plans.rows[0]!.generic_plans)).toBeGreaterThan(0);
+  expect(Number(plans.rows[0]!.custom_plans)).toBeLessThan(10);
 });
 
 it(`prepares no more than ${MAX_PREPARED_PER_CONNECTION} texts on a connection, and answers the others unnamed`, async () => {

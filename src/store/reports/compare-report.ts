@@ -4,7 +4,7 @@ import { type Kysely, sql } from 'kysely';
 import type { CompareRow, DeployedVersion } from '../../contract/answer-types.ts';
 import type { HubDatabase } from '../database-schema.ts';
 import { summariesCurrent } from '../summary-refresh.ts';
-import type { EffectiveStatus, ReportContext } from './report-context.ts';
+import { type EffectiveStatus, type ReportContext, rowLimit } from './report-context.ts';
 import { addDeployed, type TargetRow, targetDeploymentOf, type TargetRowKey } from './target-deployments.ts';
 
 export interface ComparePage {
@@ -93,7 +93,7 @@ async function readComparedTargets(db: Kysely<HubDatabase>, environments: readon
         JOIN workspace ws ON ws.id = app.workspace_id
        ${conditions.length === 0 ? sql`` : sql`WHERE ${sql.join(conditions, sql` AND `)}`}
        ORDER BY 1, 2, 3, 4
-       LIMIT ${page.limit + 1}
+       LIMIT ${rowLimit(page.limit + 1)}
     )
     SELECT t.id, k.workspace, k.application, k.workload, k.target, env.name AS environment, me.endpoint,
            v.version, v.build, a.gitops_commit_id AS commit, a.assigned_at,

@@ -4,7 +4,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { HistoryItem, HistoryPage } from '../../contract/answer-types.ts';
 import type { DeploymentStatus } from '../../model/deployment-records.ts';
 import type { HubDatabase } from '../database-schema.ts';
-import { type FleetSlice, isoTime, joinVersionAt } from './report-context.ts';
+import { type FleetSlice, isoTime, joinVersionAt, rowLimit } from './report-context.ts';
 
 export interface HistoryFilter extends FleetSlice {
   readonly reconciler?: string | undefined;
@@ -115,13 +115,17 @@ async function readHistoryRows(db: Kysely<HubDatabase>, filter: HistoryFilter): 
      ${targetConditions.length === 0 ? sql`` : sql`WHERE ${sql.join(targetConditions, sql` AND `)}`}`;
   const pageConditions = pageConditionsOf(filter, targetConditions.length > 0);
   const rows = await sql<HistoryRow>`
-    WITH matching_targets AS (${matchingTargets}),
+    -- Not materialized: inlined where it is used, the page's probe is an index lookup per history row
+    -- walked and the names are joined for the page's rows alone. Materialized, the planner probed the
+    -- whole CTE for every row walked (400,000 comparisons for a page of prod at L, 110 ms) and named
+    -- every target of the environment (docs/benchmarks/fleet-l-part10.md).
+    WITH matching_targets AS NOT MATERIALIZED (${matchingTargets}),
     page AS (
       -- The page is chosen on the history table alone, in index order; names are joined after.
       SELECT h.id, h.observed_at FROM deployment_state_history h
        ${pageConditions.length === 0 ? sql`` : sql`WHERE ${sql.join(pageConditions, sql` AND `)}`}
        ORDER BY h.observed_at DESC, h.id DESC
-       LIMIT ${filter.limit + 1}
+       LIMIT ${rowLimit(filter.limit + 1)}
     )
     SELECT h.id, h.observed_at, h.received_at, host.name AS host, r.name AS reconciler, r.type AS reconciler_type,
            me.endpoint, h.gitops_commit_id AS commit, h.status, h.status_message, t.environment, t.workspace,
