@@ -202,6 +202,9 @@ export const TABLES_WITHOUT_TYPES: readonly string[] = [
   // Counts per deployment target, queued by triggers and kept by the summary refresh, read by kalypso_environment_state (schema/0036).
   'target_state_count',
   'target_state_count_queue',
+  // Counts per environment, kept by triggers and the summary refresh, read by the environments report (schema/0050).
+  'environment_summary',
+  'environment_summary_queue',
   // State transitions per minute, kept by a trigger and the summary refresh, read by Grafana (schema/0028).
   'transition_count',
   'transition_count_queue',

@@ -36,6 +36,9 @@ export async function refreshSummaries(
     // And the counts per target (schema/0036): of the targets whose counts it changed, and of those
     // whose desired state changed since (until then, kalypso_environment_state sums those itself).
     await sql`SELECT kalypso_count_target_states('{}')`.execute(trx);
+    // And the environments a target joined or left (schema/0050; their counts otherwise move with
+    // the counts this refresh changed, in the same statements).
+    await sql`SELECT kalypso_count_environments(${options.everything === true})`.execute(trx);
     return result.rows[0]!;
   });
 }
@@ -72,6 +75,7 @@ export async function foldTransitionCounts(db: Kysely<HubDatabase>, maxRows: num
 export async function summariesCurrent(db: Kysely<HubDatabase>, at: Date, options: { readonly rollouts?: boolean } = {}): Promise<void> {
   const queued = await sql<{ summaries: boolean; rollouts: boolean }>`
     SELECT EXISTS (SELECT 1 FROM summary_queue) OR EXISTS (SELECT 1 FROM current_rollout_count_queue)
+             OR EXISTS (SELECT 1 FROM environment_summary_queue)
              -- The oldest live one, the first entry of summary_reconciler_live: a condition on
              -- last_seen_at against a subquery's cut is estimated at a third of the rows (a scan of all).
              OR (SELECT min(c.last_seen_at) FROM summary_reconciler c WHERE NOT c.counted_stale)

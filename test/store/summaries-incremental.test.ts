@@ -64,6 +64,14 @@ async function summaries(query: Query, at: Date): Promise<unknown> {
       `SELECT d.deployment_target_id, d.reconciler_id, d.not_on_desired_rollout, d.failing, d.stale, d.drifting_since
          FROM drift_item d ORDER BY 1, 2`,
     ),
+    // Kept by difference as the counts above move, and recounted where a target came or moved
+    // (schema/0050); rebuilt, every environment is recounted. An environment without a row counts zero.
+    environments: await query(
+      `SELECT e.name, coalesce(s.targets, 0) AS targets, coalesce(s.hosts, 0) AS hosts, coalesce(s.total, 0) AS total,
+              coalesce(s.succeeded, 0) AS succeeded, coalesce(s.failed, 0) AS failed,
+              coalesce(s.in_progress, 0) AS in_progress, coalesce(s.stale, 0) AS stale
+         FROM environment e LEFT JOIN environment_summary s ON s.environment_id = e.id ORDER BY 1`,
+    ),
   };
 }
 
@@ -73,8 +81,11 @@ async function summaries(query: Query, at: Date): Promise<unknown> {
  */
 async function rebuiltSummaries(at: Date): Promise<unknown> {
   return await testDb.rolledBack(async (client) => {
-    await client.query('TRUNCATE summary_reconciler, endpoint_status_count, drift_item, host_summary');
+    await client.query('TRUNCATE summary_reconciler, endpoint_status_count, drift_item, host_summary, environment_summary');
     await client.query('SELECT kalypso_refresh_summaries(true, $1)', [at]);
+    // (TRUNCATE moves no environment's counts: they are recounted from what was rebuilt.)
+    await client.query('TRUNCATE environment_summary');
+    await client.query('SELECT kalypso_count_environments(true)');
     return await summaries(async (text, values) => (await client.query(text, values)).rows, at);
   });
 }
