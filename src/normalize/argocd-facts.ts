@@ -47,8 +47,9 @@ function map(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
+/** A list without holes: Array.prototype.map skips a hole and for…of then reads it as undefined. */
 function list(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
+  return Array.isArray(value) ? Array.from(value as unknown[]) : [];
 }
 
 /** Reads an Application; field names in refusals start with `prefix` (`body.object.` over OTLP). */

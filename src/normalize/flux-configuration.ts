@@ -270,7 +270,8 @@ function kustomizationRecord(
 /** When a status's Ready condition last changed: when its present state began. */
 function readySince(status: ObjectStatus): Date | undefined {
   const conditions = Array.isArray(status.statusConditions) ? (status.statusConditions as unknown[]) : [];
-  const ready = conditions.map(map).find((condition) => condition['type'] === 'Ready');
+  // (Array.from: a hole, kept by map, is given to find as undefined.)
+  const ready = Array.from(conditions).map(map).find((condition) => condition['type'] === 'Ready');
   return time(ready?.['lastTransitionTime']);
 }
 

@@ -60,7 +60,8 @@ export function normalizeFluxObject(attribute: (key: string) => unknown, body: u
     };
   } else if (type !== 'DELETED' && objectKind === 'Kustomization') {
     const source = map(spec['sourceRef']);
-    const ready = (Array.isArray(status['conditions']) ? (status['conditions'] as unknown[]) : []).map(map).find((condition) => condition['type'] === 'Ready');
+    // (Array.from: a hole, kept by map, is given to find as undefined.)
+    const ready = Array.from(Array.isArray(status['conditions']) ? (status['conditions'] as unknown[]) : []).map(map).find((condition) => condition['type'] === 'Ready');
     // Every string kept goes to the store (and a JSON column cannot hold NUL): read them all.
     facts = {
       path: read.optionalString('body.object.spec.path', spec['path'], 2048) ?? '',

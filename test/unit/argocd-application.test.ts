@@ -197,6 +197,14 @@ describe('normalizeArgoApplication: derived cases', () => {
     expect(states(object)).toEqual([expect.objectContaining({ endpoint: 'https://github.com/contoso/retail-dry/environments/prod/checkout', status: 'success' })]);
   });
 
+  it('reads lists with holes or entries that are not objects as lists of empty entries (found by the fuzz test, seed 796511773)', async () => {
+    const base = await fixture('remote-by-server');
+    // eslint-disable-next-line no-sparse-arrays -- the hole is the case: Array.prototype.map skips it, for…of then read it as undefined.
+    const sparse = [, [], null, { time: '2026-08-20T09:00:00Z' }];
+    const object = { ...base, metadata: { ...base.metadata, managedFields: sparse } };
+    expect(states(object)).toEqual(states(base));
+  });
+
   it('refuses what it cannot map, naming the field', async () => {
     const refusal = (object: unknown) => {
       const outcome = normalizeArgoApplication({ object, event: 'upsert', localCluster: LOCAL, seenAt: SEEN, prefix: 'body.object.' });

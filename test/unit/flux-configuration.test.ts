@@ -7,6 +7,19 @@ const POLLED = new Date('2026-11-20T10:00:00Z');
 const HEX = '4f6e2a9c1d3b5e7f9a0b2c4d6e8f0a1b3c5d7e9f';
 
 describe('mapFluxConfiguration', () => {
+  it('reads status conditions with holes as conditions without fields (Array.prototype.find is given a hole as undefined)', () => {
+    const fixture = nonCompliantFixture();
+    const statuses = fixture.properties.statuses as { statusConditions: unknown[] }[];
+    const holed = {
+      ...fixture,
+      // eslint-disable-next-line no-sparse-arrays -- the hole is the case.
+      properties: { ...fixture.properties, statuses: statuses.map((status) => ({ ...status, statusConditions: [, ...status.statusConditions] })) },
+    };
+    const [read, expected] = [mapFluxConfiguration(holed, POLLED), mapFluxConfiguration(fixture, POLLED)];
+    expect(read.rejected).toBeUndefined();
+    expect(read.records).toEqual(expected.records);
+  });
+
   it('maps the non-compliant fixture: the configuration, its own Kustomization, and the failing application', () => {
     const mapping = mapFluxConfiguration(nonCompliantFixture(), POLLED);
     expect(mapping.rejected).toBeUndefined();
