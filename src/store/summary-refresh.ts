@@ -33,12 +33,11 @@ export async function refreshSummaries(
     // The current rollouts' counts of now follow the counts it changed (schema/0033): recounted last,
     // so that the lock the recount shares with the rollout refresh is held only until this commits.
     await sql`SELECT kalypso_count_current_rollouts('{}')`.execute(trx);
-    // And the counts per target (schema/0036): of the targets whose counts it changed, and of those
-    // whose desired state changed since (until then, kalypso_environment_state sums those itself).
-    await sql`SELECT kalypso_count_target_states('{}')`.execute(trx);
-    // And the environments a target joined or left (schema/0050; their counts otherwise move with
-    // the counts this refresh changed, in the same statements).
-    await sql`SELECT kalypso_count_environments(${options.everything === true})`.execute(trx);
+    // And, in one round trip (the timer's every tick), the counts per target (schema/0036): of the
+    // targets whose counts it changed, and of those whose desired state changed since (until then,
+    // kalypso_environment_state sums those itself); and those of the environments a target joined or
+    // left (schema/0050; their counts otherwise move with the counts this refresh changed).
+    await sql`SELECT kalypso_count_target_states('{}'), kalypso_count_environments(${options.everything === true})`.execute(trx);
     return result.rows[0]!;
   });
 }

@@ -81,7 +81,7 @@ async function summaries(query: Query, at: Date): Promise<unknown> {
  */
 async function rebuiltSummaries(at: Date): Promise<unknown> {
   return await testDb.rolledBack(async (client) => {
-    await client.query('TRUNCATE summary_reconciler, endpoint_status_count, drift_item, host_summary, environment_summary');
+    await client.query('TRUNCATE summary_reconciler, endpoint_status_count, drift_item, host_summary');
     await client.query('SELECT kalypso_refresh_summaries(true, $1)', [at]);
     // (TRUNCATE moves no environment's counts: they are recounted from what was rebuilt.)
     await client.query('TRUNCATE environment_summary');
